@@ -1,0 +1,49 @@
+# tcprepro: the commands a user types. Each target installs what it needs first (idempotent).
+SHELL := /bin/bash
+VENV  := .venv
+PY    := $(VENV)/bin/python
+SNAKE := $(VENV)/bin/snakemake
+STAMP := $(VENV)/.installed-$(shell sha256sum requirements.lock 2>/dev/null | cut -c1-12)
+CORES ?= all
+
+.PHONY: deps quick reproduce smoke test lint doctor clean-stale vm-stop help
+help:
+	@echo "make quick      regenerate every table and figure with shortened trials"
+	@echo "make reproduce  the same at the papers' full durations (hours)"
+	@echo "make smoke      one cell per paper, a few minutes"
+	@echo "make test       the test suite (what CI runs)"
+	@echo "make doctor     what this kernel can run, and the fix for what it cannot"
+
+deps: $(STAMP)
+	@scripts/install-system
+
+# The venv sees Debian's python3 site-packages: that is where Mininet lives.
+$(STAMP): requirements.lock
+	@scripts/install-system
+	@test -x $(PY) || /usr/bin/python3 -m venv --system-site-packages $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
+	@# the checkout itself is on the venv's path (no build step: the packages are plain folders)
+	@echo $(CURDIR) > $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tcprepro-checkout.pth
+	@rm -f $(VENV)/.installed-* && touch $@
+
+quick: deps
+	$(SNAKE) --cores $(CORES) --workflow-profile profiles/quick
+reproduce: deps
+	$(SNAKE) --cores $(CORES) --workflow-profile profiles/full
+smoke: deps
+	$(SNAKE) --cores $(CORES) --workflow-profile profiles/smoke
+
+test: deps lint
+	$(PY) -m pytest -ra tests
+
+lint: deps
+	$(VENV)/bin/ruff check .
+
+doctor: deps
+	$(PY) -m tcprepro doctor
+
+clean-stale: deps
+	$(PY) -m tcprepro cleanup
+
+vm-stop: deps
+	$(PY) -m tcprepro vm stop

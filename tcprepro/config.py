@@ -1,0 +1,212 @@
+"""Paper configs: load, validate against the schema, expand the matrix into cells and trial specs.
+
+A paper's YAML is the single source of truth for its experiment: every rule reads it through this
+module. Validation happens before anything runs, and errors name the file and the field.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from tcprepro import CHECKOUT
+
+CONFIG_DIR = CHECKOUT / "config"
+SCHEMA_PATH = CONFIG_DIR / "schema" / "paper.schema.yaml"
+PROFILES = ("smoke", "quick", "full")
+_PLACEHOLDER = re.compile(r"\$\{([a-z_][a-z0-9_]*)\}")
+_FULL_PLACEHOLDER = re.compile(r"^\$\{([a-z_][a-z0-9_]*)\}$")
+# Port offsets inside a trial's port block: bulk flows from 1, VoIP flows from 60.
+BULK_PORT_OFFSET = 1
+VOIP_PORT_OFFSET = 60
+
+
+class ConfigError(ValueError):
+    """A config that cannot be run; the message names the file, the field and the fix."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of a paper's experiment matrix."""
+
+    paper: str
+    cell_id: str
+    params: dict[str, Any]
+    scenario: dict[str, Any]
+
+
+@dataclass
+class PaperConfig:
+    path: Path
+    data: dict[str, Any]
+    sha256: str
+    cells_by_id: dict[str, Cell] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.data["paper"]
+
+    def profile(self, profile: str) -> dict[str, Any]:
+        if profile not in PROFILES:
+            raise ConfigError(f"unknown profile {profile!r}: choose one of {', '.join(PROFILES)}")
+        return self.data["profiles"][profile]
+
+    def cells(self, profile: str) -> list[Cell]:
+        """The cells a profile runs, in matrix order."""
+        wanted = self.profile(profile).get("cells")
+        if wanted is None:
+            return list(self.cells_by_id.values())
+        return [self.cells_by_id[c] for c in wanted]
+
+    def trial_spec(self, cell_id: str, trial: int, profile: str) -> dict[str, Any]:
+        """The fully expanded description of one trial: what the runner executes, saved as spec.json."""
+        cell = self.cells_by_id.get(cell_id)
+        if cell is None:
+            raise ConfigError(f"{self.path}: no cell {cell_id!r}; cells are: {', '.join(self.cells_by_id)}")
+        prof = self.profile(profile)
+        return {
+            "paper": self.name,
+            "cell": cell_id,
+            "trial": trial,
+            "profile": profile,
+            "duration_s": prof["duration_s"],
+            "params": cell.params,
+            "scenario": cell.scenario,
+            "flows": expand_flows(cell.scenario["flows"]),
+            "config_sha256": self.sha256,
+        }
+
+
+def expand_flows(flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give every flow an id and a port offset; a bulk entry with count N becomes N flows."""
+    out: list[dict[str, Any]] = []
+    n_bulk = n_voip = 0
+    for entry in flows:
+        if entry["kind"] == "bulk":
+            for i in range(int(entry.get("count", 1))):
+                out.append({
+                    "id": f"bulk{n_bulk}", "kind": "bulk", "pair": entry["pair"], "cc": entry["cc"],
+                    "start_s": float(entry.get("start_s", 0)) + i * float(entry.get("stagger_s", 0)),
+                    "bytes": entry.get("bytes"), "port_offset": BULK_PORT_OFFSET + n_bulk,
+                })
+                n_bulk += 1
+        else:
+            out.append({
+                "id": f"voip{n_voip}", "kind": "voip", "pair": entry["pair"],
+                "packet_bytes": entry.get("packet_bytes", 186), "interval_ms": entry.get("interval_ms", 20),
+                "start_s": float(entry.get("start_s", 0)), "port_offset": VOIP_PORT_OFFSET + n_voip,
+            })
+            n_voip += 1
+    if n_bulk >= VOIP_PORT_OFFSET - BULK_PORT_OFFSET:
+        raise ConfigError(f"{n_bulk} bulk flows exceed a trial's port block")
+    return out
+
+
+def _substitute(value: Any, params: dict[str, Any], where: str) -> Any:
+    """Replace ${name} placeholders; a value that is only a placeholder takes the parameter's type."""
+    if isinstance(value, dict):
+        return {k: _substitute(v, params, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, params, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, str):
+        for name in _PLACEHOLDER.findall(value):
+            if name not in params:
+                raise ConfigError(f"{where}: ${{{name}}} is not a matrix parameter ({', '.join(params)})")
+        whole = _FULL_PLACEHOLDER.match(value)
+        if whole:
+            return params[whole.group(1)]
+        return _PLACEHOLDER.sub(lambda m: str(params[m.group(1)]), value)
+    return value
+
+
+def _matrix_points(matrix: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Cartesian product of the axes; an axis whose values are mappings contributes all their keys."""
+    axes = []
+    for name, values in matrix.items():
+        axes.append([v if isinstance(v, dict) else {name: v} for v in values])
+    points = []
+    for combo in itertools.product(*axes):
+        point: dict[str, Any] = {}
+        for part in combo:
+            point.update(part)
+        points.append(point)
+    return points
+
+
+def _schema() -> dict[str, Any]:
+    return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+def _field_path(err: jsonschema.ValidationError) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path).lstrip(".")
+
+
+def _check_scenario(scenario: dict[str, Any], where: str) -> None:
+    """Rules the schema cannot say: flows name existing host pairs and known congestion controls."""
+    from cc.registry import registry  # the one registry of algorithm names
+
+    known = registry()
+    pairs = scenario["pairs"]
+    for i, flow in enumerate(scenario["flows"]):
+        if flow["kind"] == "bulk" and flow["cc"] not in known:
+            raise ConfigError(f"{where}.flows[{i}].cc: unknown congestion control {flow['cc']!r}; known: "
+                              f"{', '.join(known)} (add it to config/congestion_controls.yaml)")
+        if not 0 <= flow["pair"] < pairs:
+            raise ConfigError(f"{where}.flows[{i}].pair: {flow['pair']} but the topology has {pairs} pairs "
+                              f"(0..{pairs - 1}); raise scenario.pairs or fix the flow")
+
+
+def load_paper(name_or_path: str | Path) -> PaperConfig:
+    """Load and validate config/<paper>.yaml (or a path); raise ConfigError naming the bad field."""
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = CONFIG_DIR / f"{name_or_path}.yaml"
+    if not path.exists():
+        known = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml") if p.stem != "workflow")
+        raise ConfigError(f"no paper config {path}; known papers: {', '.join(known)}")
+    raw = path.read_bytes()
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    schema = _schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        raise ConfigError(f"{path}: field '{_field_path(err) or '<top>'}': {err.message}")
+    cfg = PaperConfig(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest())
+    scenario_validator = jsonschema.Draft202012Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
+    for params in _matrix_points(data["matrix"]):
+        cell_id = _substitute(data["cell_id"], params, f"{path}: cell_id")
+        scenario = _substitute(copy.deepcopy(data["scenario"]), params, f"{path}: scenario")
+        bad = next(iter(scenario_validator.iter_errors(scenario)), None)
+        if bad is not None:
+            raise ConfigError(f"{path}: cell {cell_id}: field 'scenario.{_field_path(bad)}': {bad.message}")
+        _check_scenario(scenario, f"{path}: cell {cell_id}: scenario")
+        if cell_id in cfg.cells_by_id:
+            raise ConfigError(f"{path}: cell_id template gives {cell_id!r} twice; add a parameter to it")
+        cfg.cells_by_id[cell_id] = Cell(data["paper"], cell_id, params, scenario)
+    for prof in PROFILES:
+        for cid in data["profiles"][prof].get("cells", []):
+            if cid not in cfg.cells_by_id:
+                raise ConfigError(f"{path}: field 'profiles.{prof}.cells': no cell {cid!r}; "
+                                  f"cells are: {', '.join(cfg.cells_by_id)}")
+    return cfg
+
+
+def load_workflow(path: Path | None = None) -> dict[str, Any]:
+    path = path or CONFIG_DIR / "workflow.yaml"
+    return yaml.safe_load(path.read_text())
+
+
+def spec_digest(spec: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()

@@ -1,0 +1,139 @@
+"""The emulated path's tc trees, built stage by stage and read back from the kernel.
+
+Per direction: HTB (rate) with a bfifo/pfifo leaf (the drop-tail queue) on the router's egress, and
+netem (one-way delay, random loss) on the bridge ports downstream. A size table removes the 14-byte
+Ethernet header from every packet's length, so rates and byte limits count IP bytes, as dummynet
+(the papers' emulator) did. The netem stage gets a packet limit far above the path's BDP so that the
+drop-tail queue is the only place a packet can be dropped for lack of room (the mismatch between
+shaper queue and window that the Westwood report's appendix warns about).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from topologies.dumbbell import Stage
+
+QUEUE_HANDLE = "2:"           # the drop-tail leaf: the sampler and the fidelity checks read it
+ETH_HEADER = 14
+MTU = 1500
+
+
+class NodeLike(Protocol):
+    name: str
+
+    def cmd(self, *args: str) -> str: ...
+
+
+class ShapingError(RuntimeError):
+    """A tc stage the kernel refused or did not apply as asked."""
+
+
+def run(node: NodeLike, command: str) -> str:
+    """Run a command in the node's namespace and fail loudly, naming it, if it fails."""
+    out = node.cmd(f"{command}; echo __rc=$?")
+    body, _, rc = out.rpartition("__rc=")
+    if rc.strip() != "0":
+        raise ShapingError(f"{node.name}: `{command}` failed: {body.strip()}")
+    return body
+
+
+@dataclass(frozen=True)
+class DirectionSpec:
+    rate_kbit: float
+    delay_ms: float
+    loss_pct: float
+    limit_bytes: int | None
+    limit_packets: int | None
+
+    @classmethod
+    def from_config(cls, d: dict[str, Any]) -> DirectionSpec:
+        return cls(float(d["rate_kbit"]), float(d["delay_ms"]), float(d.get("loss_pct", 0)),
+                   d.get("limit_bytes"), d.get("limit_packets"))
+
+    @property
+    def needs_netem(self) -> bool:
+        return self.delay_ms > 0 or self.loss_pct > 0
+
+    def netem_limit_packets(self, rtt_ms: float) -> int:
+        """Room for everything the link can put in flight during the delay, many times over."""
+        bdp_packets = self.rate_kbit * 1000 / 8 * max(rtt_ms, 1) / 1000 / 100
+        return max(1000, 10 * math.ceil(bdp_packets))
+
+
+def queue_commands(dev: str, spec: DirectionSpec) -> list[str]:
+    rate = f"{spec.rate_kbit:g}kbit"
+    leaf = (f"bfifo limit {spec.limit_bytes}" if spec.limit_bytes is not None
+            else f"pfifo limit {spec.limit_packets}")
+    return [
+        f"tc qdisc replace dev {dev} root handle 1: stab overhead -{ETH_HEADER} linklayer ethernet "
+        f"htb default 1 r2q 1",
+        f"tc class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} quantum {MTU}",
+        f"tc qdisc add dev {dev} parent 1:1 handle {QUEUE_HANDLE} {leaf}",
+    ]
+
+
+def netem_command(dev: str, spec: DirectionSpec, delay_ms: float, rtt_ms: float) -> str:
+    loss = f" loss random {spec.loss_pct:g}%" if spec.loss_pct > 0 else ""
+    return (f"tc qdisc replace dev {dev} root handle 1: netem delay {delay_ms:.3f}ms"
+            f" limit {spec.netem_limit_packets(rtt_ms)}{loss}")
+
+
+def apply_queue(node: NodeLike, stage: Stage, spec: DirectionSpec) -> None:
+    for command in queue_commands(stage.queue_dev, spec):
+        run(node, command)
+
+
+def apply_delay(node: NodeLike, stage: Stage, spec: DirectionSpec, delay_ms: float, rtt_ms: float) -> None:
+    """netem on every delay port; delay_ms is the calibrated value (configured minus stack latency)."""
+    if not spec.needs_netem:
+        return
+    for dev in stage.delay_devs:
+        run(node, netem_command(dev, spec, delay_ms, rtt_ms))
+
+
+def read_back(node: NodeLike, dev: str) -> dict[str, Any]:
+    """The qdisc and class tree as the kernel reports it: what provenance records."""
+    qdiscs = json.loads(run(node, f"tc -j -d qdisc show dev {dev}") or "[]")
+    # iproute2 6.1 prints HTB classes as text even with -j: keep the text, parse what we check.
+    classes = run(node, f"tc -d class show dev {dev}").strip()
+    return {"dev": dev, "qdiscs": qdiscs, "classes": classes}
+
+
+def applied_queue_limit(tree: dict[str, Any]) -> tuple[str, int] | None:
+    """(unit, limit) of the drop-tail leaf as applied: bytes for bfifo, packets for pfifo."""
+    for q in tree["qdiscs"]:
+        if q.get("handle") == QUEUE_HANDLE and q["kind"] in ("bfifo", "pfifo"):
+            return ("bytes" if q["kind"] == "bfifo" else "packets"), int(q["options"]["limit"])
+    return None
+
+
+_UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+
+
+def applied_rate_bit(tree: dict[str, Any]) -> float | None:
+    """The HTB class 1:1 rate in bit/s, from `tc -d class show` text."""
+    m = re.search(r"class htb 1:1 .*?\brate (\d+(?:\.\d+)?)([KMG]?bit)\b", tree["classes"], re.I)
+    return float(m.group(1)) * _UNITS[m.group(2).lower()] if m else None
+
+
+def applied_netem(tree: dict[str, Any]) -> dict[str, Any] | None:
+    for q in tree["qdiscs"]:
+        if q["kind"] == "netem":
+            return q["options"]
+    return None
+
+
+def disable_offloads(node: NodeLike) -> dict[str, str]:
+    """Segmentation offloads would let one 64 KB 'packet' through the queue: turn them off everywhere."""
+    result = {}
+    for intf in node.intfList():
+        name = str(intf)
+        if name == "lo":
+            continue
+        run(node, f"ethtool -K {name} tso off gso off gro off")
+        result[name] = "tso gso gro off"
+    return result

@@ -1,0 +1,68 @@
+"""Paper configs: the matrix expands as declared, and bad fields are rejected by name."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tcprepro.config import ConfigError, expand_flows, load_paper
+
+COLLATERAL = Path(__file__).resolve().parents[2] / "config" / "collateral.yaml"
+
+
+def write_variant(tmp_path: Path, mutate) -> Path:
+    data = yaml.safe_load(COLLATERAL.read_text())
+    mutate(data)
+    path = tmp_path / "variant.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_collateral_matrix_expands_to_every_combination():
+    cfg = load_paper("collateral")
+    assert len(cfg.cells_by_id) == 3 * 2 * 3
+    cell = cfg.cells_by_id["htcp-rtt100-f5"]
+    assert cell.scenario["bottleneck"]["forward"]["delay_ms"] == 50      # ${owd_ms} took the int
+    assert cell.scenario["flows"][0]["count"] == 5
+    assert [c.cell_id for c in cfg.cells("smoke")] == ["cubic-rtt50-f1"]
+
+
+def test_trial_spec_gives_each_flow_an_id_and_port():
+    spec = load_paper("collateral").trial_spec("newreno-rtt50-f2", 3, "quick")
+    assert [(f["id"], f["port_offset"]) for f in spec["flows"]] == [("bulk0", 1), ("bulk1", 2), ("voip0", 60)]
+    assert spec["duration_s"] == 60 and spec["trial"] == 3
+
+
+def test_stagger_spaces_flow_starts():
+    flows = expand_flows([{"kind": "bulk", "pair": 0, "cc": "cubic", "count": 3, "start_s": 1,
+                           "stagger_s": 15}])
+    assert [f["start_s"] for f in flows] == [1, 16, 31]
+
+
+@pytest.mark.parametrize(("mutate", "field"), [
+    (lambda d: d["scenario"]["bottleneck"]["forward"].update(rate_kbit=-5), "scenario.bottleneck.forward.rate_kbit"),
+    (lambda d: d["scenario"]["bottleneck"]["forward"].update(limit_packets=60), "scenario.bottleneck.forward"),
+    (lambda d: d["scenario"]["flows"][0].update(ccc="cubic"), "scenario.flows[0]"),
+    (lambda d: d["profiles"]["quick"].update(trials=0), "profiles.quick.trials"),
+    (lambda d: d["profiles"].pop("full"), "profiles"),
+    (lambda d: d["profiles"]["smoke"].update(cells=["nope"]), "profiles.smoke.cells"),
+    (lambda d: d["matrix"].update(cc=[5]), "scenario.flows[0].cc"),
+    (lambda d: d["matrix"].update(cc=["vegas2"]), "flows[0].cc: unknown congestion control 'vegas2'"),
+    (lambda d: d["scenario"]["flows"][1].update(pair=7), "flows[1].pair"),
+    (lambda d: d["scenario"]["bottleneck"]["forward"].update(delay_ms="${nope}"), "${nope}"),
+])
+def test_bad_field_is_named(tmp_path, mutate, field):
+    with pytest.raises(ConfigError) as err:
+        load_paper(write_variant(tmp_path, mutate))
+    assert field in str(err.value)
+
+
+def test_unknown_paper_lists_the_known_ones():
+    with pytest.raises(ConfigError, match="known papers: .*collateral"):
+        load_paper("nosuchpaper")
+
+
+def test_invalid_yaml_is_reported(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("paper: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_paper(bad)

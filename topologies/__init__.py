@@ -1,0 +1,1 @@
+"""Mininet topologies: declarations only; the trial lifecycle lives in testbed/."""
