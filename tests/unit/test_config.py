@@ -57,7 +57,7 @@ def test_bad_field_is_named(tmp_path, mutate, field):
 
 
 def test_unknown_paper_lists_the_known_ones():
-    with pytest.raises(ConfigError, match="known papers: .*collateral"):
+    with pytest.raises(ConfigError, match=r"known papers: .*collateral"):
         load_paper("nosuchpaper")
 
 

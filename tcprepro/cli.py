@@ -1,0 +1,103 @@
+"""`python -m tcprepro <command>`: one entry point for every command a user or a rule runs.
+
+A command is one decorated function: `@command(name, help, arg(...), ...)` declares its arguments,
+and the function gets the parsed namespace and returns the exit status. Handlers import their
+module lazily, so `--help` and unrelated commands do not pay for (or break on) it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class Arg:
+    flags: tuple[str, ...]
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    args: tuple[Arg, ...]
+    run: Handler
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def arg(*flags: str, **options: Any) -> Arg:
+    """One argparse argument, as `parser.add_argument(*flags, **options)` would take it."""
+    return Arg(flags, options)
+
+
+def command(name: str, help: str, *args: Arg) -> Callable[[Handler], Handler]:
+    """Register `fn` as the subcommand `name`."""
+    def register(fn: Handler) -> Handler:
+        COMMANDS[name] = Command(name, help, args, fn)
+        return fn
+    return register
+
+
+@command("doctor", "what this kernel and the pinned VM kernel can run, where each paper runs, and fixes",
+         arg("--paper", action="append", metavar="P", help="a paper in config/ (repeatable; default: all)"),
+         arg("--profile", default="quick", help="which profile's cells to place (default: quick)"),
+         arg("--refresh", action="store_true", help="re-probe the kernel, not this boot's cached results"),
+         arg("--json", action="store_true", help="machine-readable output"))
+def doctor(ns: argparse.Namespace) -> int:
+    from tcprepro.config import ConfigError
+    from testbed import doctor as doc
+
+    try:
+        return doc.main(ns.paper, ns.profile, ns.refresh, ns.json)
+    except (ConfigError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+@command("trial", "run one trial of one cell (on the host kernel, or in the VM where the host lacks something)",
+         arg("--paper", required=True), arg("--cell", required=True),
+         arg("--trial", type=int, required=True), arg("--profile", default="quick"),
+         arg("--out", type=Path, required=True, help="the trial directory to write"),
+         arg("--max-attempts", type=int, default=None,
+             help="runs of a trial whose fidelity checks fail (default: config/workflow.yaml)"))
+def trial(ns: argparse.Namespace) -> int:
+    from testbed.run import main as run_trial
+    return run_trial(ns)
+
+
+@command("cleanup", "remove what killed trials left behind (tracefs instances, partial trial directories)")
+def cleanup(ns: argparse.Namespace) -> int:
+    from testbed.cleanup import sweep
+    sweep()
+    return 0
+
+
+@command("vm", "the VM lane: status, or stop it",
+         arg("action", choices=["status", "stop"]), arg("--quiet", action="store_true"))
+def vm(ns: argparse.Namespace) -> int:
+    from testbed import vm as lane
+    return lane.cli_action(ns.action, quiet=ns.quiet)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m tcprepro", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for cmd in COMMANDS.values():
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        for a in cmd.args:
+            p.add_argument(*a.flags, **a.options)
+        p.set_defaults(run=cmd.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    return ns.run(ns)

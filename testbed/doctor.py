@@ -1,0 +1,714 @@
+"""What this machine can run, and where: the `doctor`.
+
+The running kernel is asked, not read about: each qdisc is really added to a veth in a scratch
+namespace, because a config file or a module list can say yes while the kernel says no. The pinned
+VM kernel cannot be asked without a ~30 s boot, so its features are read statically from its
+/boot/config and /lib/modules. From both, `plan` places each cell of a paper on the host, in the
+VM, or nowhere (naming what is missing and the fix).
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from cc import registry as cc_registry
+from tcprepro.config import NOT_PAPERS, PAPER_DIR, load_paper
+
+RUN_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro"))
+CACHE_PATH = RUN_DIR / "host-features.json"
+TRACEFS = Path("/sys/kernel/tracing")
+TCP_PROBE_FORMAT = TRACEFS / "events" / "tcp" / "tcp_probe" / "format"
+BTF = Path("/sys/kernel/btf/vmlinux")
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+NETNS_DIR = Path("/run/netns")
+# Scratch names: the pid suffix lets a later run delete what a killed run left behind.
+NETNS_PREFIX = "tcprepro-doctor-"
+VETH = ("tcprdoc0", "tcprdoc1")
+KERNEL_MODES = ("auto", "host", "vm")
+TCP_PROBE_SINCE = (4, 16)          # the tcp:tcp_probe tracepoint replaced the tcp_probe module in 4.16
+
+
+class KernelOption(NamedTuple):
+    symbol: str                    # without the CONFIG_ prefix
+    module: str | None = None      # the .ko that provides it when the option is =m
+
+
+class Qdisc(NamedTuple):
+    tc_args: tuple[str, ...]       # what `tc qdisc add dev X` is given to try it
+    option: KernelOption
+
+
+QDISCS: dict[str, Qdisc] = {
+    "htb": Qdisc(("root", "handle", "1:", "htb", "default", "1"), KernelOption("NET_SCH_HTB", "sch_htb")),
+    "tbf": Qdisc(("root", "handle", "1:", "tbf", "rate", "1mbit", "burst", "32k", "latency", "50ms"),
+                 KernelOption("NET_SCH_TBF", "sch_tbf")),
+    "bfifo": Qdisc(("root", "handle", "1:", "bfifo", "limit", "60000"), KernelOption("NET_SCH_FIFO")),
+    "pfifo": Qdisc(("root", "handle", "1:", "pfifo", "limit", "100"), KernelOption("NET_SCH_FIFO")),
+    "netem": Qdisc(("root", "handle", "1:", "netem", "delay", "10ms", "loss", "1%"),
+                   KernelOption("NET_SCH_NETEM", "sch_netem")),
+    "ingress": Qdisc(("ingress",), KernelOption("NET_SCH_INGRESS", "sch_ingress")),
+    "prio": Qdisc(("root", "handle", "1:", "prio"), KernelOption("NET_SCH_PRIO", "sch_prio")),
+}
+# Kernel features and the options that give them, for reading an installed kernel statically.
+KERNEL_OPTIONS: dict[str, tuple[KernelOption, ...]] = {
+    "netns+veth": (KernelOption("NET_NS"), KernelOption("VETH", "veth")),
+    **{f"qdisc:{kind}": (q.option,) for kind, q in QDISCS.items()},
+    "ifb": (KernelOption("IFB", "ifb"),),
+    "bridge": (KernelOption("BRIDGE", "bridge"),),
+    "tracefs": (KernelOption("TRACING"),),
+    "modules": (KernelOption("MODULES"),),
+}
+LINK_KINDS = ("ifb", "bridge")
+# Command -> the Debian package (config/system-packages.txt) that installs it.
+TOOLS = {"ip": "iproute2", "tc": "iproute2", "iperf3": "iperf3", "ping": "iputils-ping",
+         "ethtool": "ethtool", "tcpdump": "tcpdump", "tcptrace": "tcptrace"}
+ROW_ORDER = ("root", "netns+veth", "qdisc:", "ifb", "bridge", "tracefs", "tracepoint:", "modules",
+             "bpf:", "tool:", "cc:", "vm:")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One feature's verdict on one kernel; `fix` says what to do when `ok` is false."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+class ProbeError(RuntimeError):
+    """The scratch namespace could not be made, so no kernel probe could run."""
+
+
+# ---------------------------------------------------------------- the running kernel, probed
+
+def _run(*args: str, timeout: float = 10) -> subprocess.CompletedProcess[str]:
+    """Run a command; a missing binary or a hang reads as a failed command, not a crash."""
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess(args, 127, "", str(exc))
+
+
+def _err(proc: subprocess.CompletedProcess[str]) -> str:
+    text = (proc.stderr or proc.stdout).strip().splitlines()
+    return text[-1].removeprefix("Error: ") if text else f"exit status {proc.returncode}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_namespaces() -> list[str]:
+    """Delete scratch namespaces of doctor runs that died before their cleanup ran."""
+    removed = []
+    for entry in NETNS_DIR.glob(f"{NETNS_PREFIX}*") if NETNS_DIR.is_dir() else ():
+        pid = entry.name.removeprefix(NETNS_PREFIX)
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            _run("ip", "netns", "delete", entry.name)
+            removed.append(entry.name)
+    return removed
+
+
+@contextlib.contextmanager
+def scratch_namespace() -> Iterator[str]:
+    """A namespace that exists only for the block: deleting it deletes every link made inside."""
+    name = f"{NETNS_PREFIX}{os.getpid()}"
+    proc = _run("ip", "netns", "add", name)
+    if proc.returncode != 0:
+        raise ProbeError(f"ip netns add failed: {_err(proc)}")
+    try:
+        yield name
+    finally:
+        _run("ip", "netns", "delete", name)
+
+
+def _probe_veth(ns: str) -> Check:
+    proc = _run("ip", "-n", ns, "link", "add", "name", VETH[0], "type", "veth", "peer", "name", VETH[1])
+    if proc.returncode == 0:
+        return Check("netns+veth", True, "made a namespace and a veth pair, then deleted them")
+    return Check("netns+veth", False, f"veth: {_err(proc)}", "boot a kernel with CONFIG_VETH")
+
+
+def _modules_loadable() -> bool:
+    return cc_registry.modules_loadable()
+
+
+def _kernel_fix(options: Iterable[KernelOption]) -> str:
+    """Host-side fix for a missing kernel feature: load its module if this kernel can, else rebuild."""
+    options = list(options)
+    modules = [o.module for o in options if o.module]
+    if modules and _modules_loadable():
+        return "modprobe " + " ".join(modules)
+    return "boot a kernel with " + " and ".join(f"CONFIG_{o.symbol}" for o in options)
+
+
+def _probe_qdisc(ns: str, kind: str) -> Check:
+    qdisc = QDISCS[kind]
+    proc = _run("tc", "-n", ns, "qdisc", "add", "dev", VETH[0], *qdisc.tc_args)
+    if proc.returncode != 0:
+        return Check(f"qdisc:{kind}", False, f"tc qdisc add {kind}: {_err(proc)}",
+                     _kernel_fix([qdisc.option]))
+    _run("tc", "-n", ns, "qdisc", "del", "dev", VETH[0], "ingress" if kind == "ingress" else "root")
+    return Check(f"qdisc:{kind}", True, "tc qdisc add accepted")
+
+
+def _probe_link(ns: str, kind: str) -> Check:
+    proc = _run("ip", "-n", ns, "link", "add", "name", f"tcprdoc-{kind}", "type", kind)
+    if proc.returncode != 0:
+        return Check(kind, False, f"ip link add type {kind}: {_err(proc)}", _kernel_fix(KERNEL_OPTIONS[kind]))
+    return Check(kind, True, f"ip link add type {kind} accepted")
+
+
+def kernel_probe_names() -> list[str]:
+    return ["netns+veth", *(f"qdisc:{k}" for k in QDISCS), *LINK_KINDS]
+
+
+def probe_kernel() -> list[Check]:
+    """Really try each kernel feature in a scratch namespace (well under a second)."""
+    sweep_stale_namespaces()
+    try:
+        with scratch_namespace() as ns:
+            veth = _probe_veth(ns)
+            if veth.ok:
+                qdiscs = [_probe_qdisc(ns, kind) for kind in QDISCS]
+            else:
+                qdiscs = [Check(f"qdisc:{k}", False, "not tried: no veth", veth.fix) for k in QDISCS]
+            return [veth, *qdiscs, *(_probe_link(ns, kind) for kind in LINK_KINDS)]
+    except ProbeError as exc:
+        fix = "run as root" if os.geteuid() != 0 else "boot a kernel with CONFIG_NET_NS"
+        return [Check(name, False, f"not tried: {exc}", fix) for name in kernel_probe_names()]
+
+
+def _cache_key() -> dict[str, Any]:
+    boot_id = BOOT_ID.read_text().strip() if BOOT_ID.exists() else "unknown"
+    return {"boot_id": boot_id, "release": cc_registry.running_release(), "probes": kernel_probe_names()}
+
+
+def cached_probe_kernel(refresh: bool = False) -> list[Check]:
+    """probe_kernel() once per boot: a kernel's features change only when it is rebooted."""
+    key = _cache_key()
+    if not refresh:
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            data = json.loads(CACHE_PATH.read_text())
+            if data["key"] == key:
+                return [Check(**c) for c in data["checks"]]
+    checks = probe_kernel()
+    if os.geteuid() == 0 and not any("not tried" in c.detail for c in checks):
+        _write_cache(key, checks)
+    return checks
+
+
+def _write_cache(key: dict[str, Any], checks: list[Check]) -> None:
+    with contextlib.suppress(OSError):
+        CACHE_PATH.parent.mkdir(parents=True, exist_ok=True)
+        tmp = CACHE_PATH.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "checks": [asdict(c) for c in checks]}, indent=1))
+        tmp.replace(CACHE_PATH)
+
+
+def check_root() -> Check:
+    if os.geteuid() == 0:
+        return Check("root", True, "running as root")
+    return Check("root", False, f"running as uid {os.geteuid()}; namespaces and qdiscs need root",
+                 "run as root (sudo make doctor)")
+
+
+def check_tracefs() -> Check:
+    """tracefs must be mounted for the tracepoint; mount it if it is not (that is the fix anyway)."""
+    fix = f"mount -t tracefs nodev {TRACEFS}"
+    if (TRACEFS / "events").is_dir():
+        return Check("tracefs", True, f"mounted at {TRACEFS}")
+    if os.geteuid() != 0:
+        return Check("tracefs", False, f"not mounted at {TRACEFS}", f"as root: {fix}")
+    proc = _run("mount", "-t", "tracefs", "nodev", str(TRACEFS))
+    if proc.returncode == 0 and (TRACEFS / "events").is_dir():
+        return Check("tracefs", True, f"was not mounted: mounted it at {TRACEFS}")
+    return Check("tracefs", False, f"mount failed: {_err(proc)}", "boot a kernel with CONFIG_TRACING; " + fix)
+
+
+def check_tracepoint() -> Check:
+    name = "tracepoint:tcp_probe"
+    if TCP_PROBE_FORMAT.exists():
+        return Check(name, True, f"{TCP_PROBE_FORMAT.parent} present")
+    if not (TRACEFS / "events").is_dir():
+        return Check(name, False, "tracefs not mounted", f"mount -t tracefs nodev {TRACEFS}")
+    return Check(name, False, "no events/tcp/tcp_probe in tracefs",
+                 "boot a kernel >= 4.16 with CONFIG_EVENT_TRACING")
+
+
+def check_modules() -> Check:
+    if _modules_loadable():
+        return Check("modules", True, "loadable modules supported")
+    return Check("modules", False, "kernel built without module support (no /proc/modules)",
+                 "only built-in features are usable; boot a kernel with CONFIG_MODULES")
+
+
+def which(command: str) -> str | None:
+    """Like `which`, but also in sbin (non-root PATHs omit it) and in this venv's bin (vng)."""
+    path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", str(Path(sys.prefix) / "bin")])
+    return shutil.which(command, path=path)
+
+
+def check_tool(command: str) -> Check:
+    found = which(command)
+    if found:
+        return Check(f"tool:{command}", True, found)
+    return Check(f"tool:{command}", False, f"{command} not found",
+                 f"make deps (Debian package {TOOLS[command]})")
+
+
+def check_mininet() -> Check:
+    try:
+        net = importlib.import_module("mininet.net")
+        importlib.import_module("mininet.nodelib")
+    except Exception as exc:
+        return Check("tool:mininet", False, f"import mininet failed: {exc}",
+                     "make deps (Debian package mininet), then use .venv/bin/python, which sees it")
+    return Check("tool:mininet", True, f"Mininet {getattr(net, 'VERSION', '?')} importable")
+
+
+def check_bpf_prereqs() -> Check:
+    """Only the prerequisites: registering a struct_ops CC is the BPF congestion-control work's test."""
+    missing = [what for what, ok in (("BTF " + str(BTF), BTF.exists()), ("bpftool", which("bpftool")),
+                                     ("clang", which("clang"))) if not ok]
+    note = "BTF, bpftool, clang present (registering a struct_ops CC is tested with the BPF CCs)"
+    if not missing:
+        return Check("bpf:struct_ops", True, note)
+    fix = "make deps (Debian packages clang, bpftool)" if BTF.exists() else \
+        "boot a kernel with CONFIG_DEBUG_INFO_BTF; make deps (clang, bpftool)"
+    return Check("bpf:struct_ops", False, f"missing: {', '.join(missing)}; {note}", fix)
+
+
+def cc_names(extra: Iterable[str] = ()) -> list[str]:
+    return list(dict.fromkeys([*cc_registry.registry(), *extra]))
+
+
+def check_cc_host(name: str) -> Check:
+    try:
+        e = cc_registry.entry(name)
+        impl, detail = cc_registry.how_available(name)
+    except cc_registry.CcUnavailable as exc:
+        return Check(f"cc:{name}", False, str(exc), f"add {name} to config/congestion_controls.yaml")
+    if impl:
+        return Check(f"cc:{name}", True, f"{impl}: {detail}")
+    module = e.get("module")
+    fix = f"modprobe {module}" if module and _modules_loadable() else \
+        f"boot a kernel with CONFIG_TCP_CONG_{e['kernel_name'].upper()}"
+    return Check(f"cc:{name}", False, detail, fix)
+
+
+def tool_checks() -> list[Check]:
+    return [*(check_tool(t) for t in TOOLS), check_mininet()]
+
+
+def host_checks(refresh: bool = False, ccs: Iterable[str] = ()) -> list[Check]:
+    """Everything the running kernel and this machine offer a trial."""
+    return [check_root(), *cached_probe_kernel(refresh), check_tracefs(), check_tracepoint(),
+            check_modules(), check_bpf_prereqs(), *tool_checks(), *(check_cc_host(n) for n in cc_names(ccs))]
+
+
+# ---------------------------------------------------------------- the pinned VM kernel, read statically
+
+def read_kernel_config(path: Path) -> dict[str, str]:
+    """CONFIG_FOO=y lines as {"FOO": "y"}; '# ... is not set' lines are simply absent."""
+    out = {}
+    for line in path.read_text().splitlines():
+        if line.startswith("CONFIG_") and "=" in line:
+            key, _, value = line.partition("=")
+            out[key.removeprefix("CONFIG_")] = value.strip('"')
+    return out
+
+
+def installed_modules(modules_dir: Path) -> set[str]:
+    """Module names of an installed kernel, from modules.dep (one read instead of a tree walk)."""
+    dep = modules_dir / "modules.dep"
+    if dep.exists():
+        paths = (line.partition(":")[0] for line in dep.read_text().splitlines())
+    else:
+        paths = (str(p) for p in modules_dir.rglob("*.ko*"))
+    return {Path(p).name.split(".ko")[0].replace("-", "_") for p in paths}
+
+
+def _option_status(opt: KernelOption, config: dict[str, str], modules: set[str]) -> tuple[bool, str]:
+    value = config.get(opt.symbol)
+    label = opt.module or f"CONFIG_{opt.symbol}"
+    if value == "y":
+        return True, f"{label} (built in)"
+    if value == "m" and opt.module and opt.module in modules:
+        return True, f"{label} (module)"
+    if value == "m":
+        return False, f"CONFIG_{opt.symbol}=m but {opt.module}.ko is not installed"
+    return False, f"CONFIG_{opt.symbol} not set"
+
+
+def _static_check(name: str, options: Iterable[KernelOption], config: dict[str, str],
+                  modules: set[str], release: str) -> Check:
+    results = [_option_status(o, config, modules) for o in options]
+    detail = "; ".join(d for _, d in results)
+    ok = all(r for r, _ in results)
+    fix = "" if ok else f"the pinned kernel {release} lacks it: pin a kernel that has it"
+    return Check(name, ok, detail, fix)
+
+
+def _release_version(release: str) -> tuple[int, int]:
+    major, minor, *_ = [*release.split("-")[0].split("."), "0", "0"]
+    return int(major), int(minor)
+
+
+def _static_tracepoint(config: dict[str, str], release: str) -> Check:
+    ok = config.get("EVENT_TRACING") == "y" and _release_version(release) >= TCP_PROBE_SINCE
+    detail = f"CONFIG_EVENT_TRACING={config.get('EVENT_TRACING', 'unset')}, {release} >= 4.16"
+    return Check("tracepoint:tcp_probe", ok, detail if ok else f"not in {release}: {detail}",
+                 "" if ok else "pin a kernel >= 4.16 with CONFIG_EVENT_TRACING")
+
+
+def _static_bpf(config: dict[str, str]) -> Check:
+    missing = [f"CONFIG_{s}" for s in ("BPF_SYSCALL", "BPF_JIT", "DEBUG_INFO_BTF") if config.get(s) != "y"]
+    tools = [t for t in ("bpftool", "clang") if not which(t)]
+    if not missing and not tools:
+        return Check("bpf:struct_ops", True, "BPF_SYSCALL, BPF_JIT, DEBUG_INFO_BTF; host bpftool, clang")
+    fix = f"pin a kernel with {', '.join(missing)}" if missing else "make deps (Debian: clang, bpftool)"
+    return Check("bpf:struct_ops", False, f"missing: {', '.join(missing + tools)}", fix)
+
+
+def check_cc_pinned(name: str, release: str) -> Check:
+    try:
+        e = cc_registry.entry(name)
+        impl, detail = cc_registry.how_available(name, release)
+    except cc_registry.CcUnavailable as exc:
+        return Check(f"cc:{name}", False, str(exc), f"add {name} to config/congestion_controls.yaml")
+    if impl == "module":
+        return Check(f"cc:{name}", True, f"{e['module']} (module)")
+    if impl:
+        return Check(f"cc:{name}", True, f"{e['kernel_name']} ({impl})")
+    return Check(f"cc:{name}", False, detail, f"pin a kernel with CONFIG_TCP_CONG_{e['kernel_name'].upper()}")
+
+
+def pinned_checks(release: str, host: dict[str, Check] | None = None, ccs: Iterable[str] = (),
+                  boot: Path = Path("/boot"), modules_root: Path = Path("/lib/modules")) -> list[Check]:
+    """The pinned kernel's features from its config and module tree; the guest shares the host's
+    root filesystem, so its tools are the host's."""
+    config = read_kernel_config(boot / f"config-{release}")
+    modules = installed_modules(modules_root / release)
+    host = host or {}
+    checks = [Check("root", True, "the guest runs as root (vng --user root)")]
+    checks += [_static_check(n, opts, config, modules, release) for n, opts in KERNEL_OPTIONS.items()]
+    checks += [_static_tracepoint(config, release), _static_bpf(config)]
+    checks += [Check(c.name, c.ok, f"host rootfs: {c.detail}", c.fix) for c in host.values()
+               if c.name.startswith("tool:")]
+    checks += [check_cc_pinned(n, release) for n in cc_names(ccs)]
+    return checks
+
+
+# ---------------------------------------------------------------- the VM runner
+
+def _runner_unavailable(exc: BaseException) -> Check:
+    return Check("vm:runner", False, f"VM runner not available: {type(exc).__name__}: {exc}",
+                 "testbed/vm.py must import (it provides pinned_kernel and kvm_usable)")
+
+
+def vm_runner_checks() -> tuple[list[Check], str | None]:
+    """QEMU, vng, the pinned kernel (its release, for the static checks) and KVM-or-TCG."""
+    try:
+        from testbed import vm
+    except Exception as exc:
+        return [_runner_unavailable(exc)], None
+    qemu, vng = which("qemu-system-x86_64"), which("vng")
+    checks = [Check("vm:qemu", bool(qemu), qemu or "qemu-system-x86_64 not found",
+                    "" if qemu else "make deps (Debian package qemu-system-x86)"),
+              Check("vm:vng", bool(vng), vng or "vng not found", "" if vng else "make deps (PyPI virtme-ng)")]
+    try:
+        kernel = vm.pinned_kernel()
+    except Exception as exc:
+        fix = "make deps (Debian package linux-image-amd64)"
+        return [*checks, Check("vm:kernel", False, str(exc), fix)], None
+    checks.append(Check("vm:kernel", True, f"{kernel.release} ({kernel.path})"))
+    if qemu:
+        checks.append(_check_accel(vm))
+    return checks, kernel.release
+
+
+def _check_accel(vm: Any) -> Check:
+    try:
+        kvm = vm.kvm_usable()
+    except Exception as exc:
+        return Check("vm:accel", True, f"TCG (KVM test failed: {exc})")
+    if kvm:
+        return Check("vm:accel", True, "KVM")
+    return Check("vm:accel", True, f"TCG, ~30 s boot (KVM unusable: {_kvm_reason(vm)})")
+
+
+def _kvm_reason(vm: Any) -> str:
+    """The first line of why the VM runner's cached KVM test failed, if it kept one."""
+    with contextlib.suppress(AttributeError, OSError, ValueError, KeyError):
+        detail = json.loads(Path(vm.KVM_CACHE).read_text())["detail"]
+        return detail.splitlines()[0]
+    return "see testbed/vm.py kvm_usable"
+
+
+# ---------------------------------------------------------------- needs and plans
+
+@dataclass
+class Survey:
+    """Both kernels' checks by feature name, and whether the VM runner can boot the pinned kernel."""
+
+    host: dict[str, Check]
+    vm: dict[str, Check]
+    runner: list[Check]
+    host_release: str
+    vm_release: str | None
+
+    @property
+    def vm_ready(self) -> bool:
+        return self.vm_release is not None and all(c.ok for c in self.runner)
+
+
+def _by_name(checks: Iterable[Check]) -> dict[str, Check]:
+    return {c.name: c for c in checks}
+
+
+def take_survey(refresh: bool = False, ccs: Iterable[str] = ()) -> Survey:
+    host = _by_name(host_checks(refresh, ccs))
+    runner, release = vm_runner_checks()
+    vm = _by_name(pinned_checks(release, host, ccs)) if release else {}
+    return Survey(host, vm, runner, cc_registry.running_release(), release)
+
+
+def needs(scenario: dict[str, Any]) -> set[str]:
+    """Feature names a cell's scenario needs (netem only if some delay or loss is non-zero)."""
+    need = {"root", "netns+veth", "qdisc:htb", "tracefs", "tracepoint:tcp_probe", "tool:mininet",
+            "tool:ip", "tool:tc", "tool:ping", "tool:ethtool"}
+    for direction in scenario["bottleneck"].values():
+        if float(direction.get("delay_ms") or 0) > 0 or float(direction.get("loss_pct") or 0) > 0:
+            need.add("qdisc:netem")
+        need.add("qdisc:bfifo" if "limit_bytes" in direction else "qdisc:pfifo")
+    for flow in scenario["flows"]:
+        if flow["kind"] == "bulk":
+            need |= {f"cc:{flow['cc']}", "tool:iperf3"}
+    if scenario.get("keep_pcap"):
+        need |= {"tool:tcpdump", "tool:tcptrace"}
+    return need
+
+
+def _absent(name: str) -> Check:
+    if name.startswith("cc:"):
+        return Check(name, False, "not checked", f"add {name[3:]} to config/congestion_controls.yaml")
+    return Check(name, False, "not checked")
+
+
+def _lacks(checks: dict[str, Check], need: Iterable[str]) -> list[str]:
+    return sorted(n for n in need if not checks.get(n, _absent(n)).ok)
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    cell_id: str
+    where: str | None              # "host", "vm", or None: runnable on neither
+    host_lacks: tuple[str, ...]
+    vm_lacks: tuple[str, ...]
+
+
+@dataclass
+class Plan:
+    paper: str
+    profile: str
+    mode: str                      # TCPREPRO_KERNEL: auto, host or vm
+    cells: list[CellPlan]
+    fixes: dict[str, str] = field(default_factory=dict)   # missing feature -> fix
+
+    @property
+    def runnable(self) -> bool:
+        return all(c.where for c in self.cells)
+
+    def summary(self) -> str:
+        """One line: where the paper runs, or why it cannot."""
+        return f"{self.paper}: {_summary_body(self)}"
+
+
+def _union(cells: Iterable[CellPlan], attr: str) -> str:
+    return ", ".join(sorted({n for c in cells for n in getattr(c, attr)}))
+
+
+def _summary_body(plan: Plan) -> str:
+    host = [c for c in plan.cells if c.where == "host"]
+    vm = [c for c in plan.cells if c.where == "vm"]
+    stuck = [c for c in plan.cells if not c.where]
+    if stuck:
+        return _cannot_run(plan, stuck)
+    if not vm:
+        return "runs on the host"
+    if not host:
+        return f"runs in the VM (host lacks: {_union(vm, 'host_lacks')})"
+    return (f"runs on the host ({len(host)} cells) and in the VM ({len(vm)} cells; "
+            f"host lacks: {_union(vm, 'host_lacks')})")
+
+
+def _cannot_run(plan: Plan, stuck: list[CellPlan]) -> str:
+    count = f"{len(stuck)} of {len(plan.cells)} cells"
+    host_lacks = _union(stuck, "host_lacks")
+    if plan.mode == "host":
+        why = f"TCPREPRO_KERNEL=host but the host lacks {host_lacks}"
+        if not any(c.vm_lacks for c in stuck):
+            return f"cannot run: {why} ({count}). Fix: unset TCPREPRO_KERNEL: the pinned VM kernel has them"
+    elif plan.mode == "vm":
+        why = f"TCPREPRO_KERNEL=vm but the VM lacks {_union(stuck, 'vm_lacks')}"
+    else:
+        why = f"host lacks {host_lacks}; VM lacks {_union(stuck, 'vm_lacks')}"
+    # Forced to the host, the host's gaps matter; otherwise what stops the VM fallback does.
+    missing = {n for c in stuck for n in (c.host_lacks if plan.mode == "host" else c.vm_lacks)}
+    fixes = "; ".join(f"{n}: {plan.fixes[n]}" for n in sorted(missing) if plan.fixes.get(n))
+    return f"cannot run: {why} ({count})" + (f". Fix: {fixes}" if fixes else "")
+
+
+def kernel_mode() -> str:
+    mode = os.environ.get("TCPREPRO_KERNEL", "auto").strip().lower() or "auto"
+    if mode not in KERNEL_MODES:
+        raise ValueError(f"TCPREPRO_KERNEL={mode!r}: choose one of {', '.join(KERNEL_MODES)}")
+    return mode
+
+
+def _place(need: set[str], survey: Survey, mode: str) -> tuple[str | None, list[str], list[str]]:
+    host_lacks = _lacks(survey.host, need)
+    runner_lacks = [c.name for c in survey.runner if not c.ok]
+    vm_lacks = sorted({*runner_lacks, *(_lacks(survey.vm, need) if survey.vm_release else [])})
+    if mode != "vm" and not host_lacks:
+        return "host", host_lacks, vm_lacks
+    if mode != "host" and not vm_lacks:
+        return "vm", host_lacks, vm_lacks
+    return None, host_lacks, vm_lacks
+
+
+def plan(paper: str, profile: str = "quick", survey: Survey | None = None, mode: str | None = None) -> Plan:
+    """Where each cell of `paper` runs: the host if it has everything, else the VM, else nowhere."""
+    cfg = load_paper(paper)
+    cells = cfg.cells(profile)
+    mode = mode or kernel_mode()
+    survey = survey or take_survey(ccs=_paper_ccs(cells))
+    placed = []
+    for cell in cells:
+        where, host_lacks, vm_lacks = _place(needs(cell.scenario), survey, mode)
+        placed.append(CellPlan(cell.cell_id, where, tuple(host_lacks), tuple(vm_lacks)))
+    fixes = {n: _fix(survey.host.get(n, _absent(n)), _vm_check(survey, n))
+             for c in placed for n in {*c.host_lacks, *c.vm_lacks}}
+    return Plan(cfg.name, profile, mode, placed, fixes)
+
+
+class CannotRun(RuntimeError):
+    """Neither the host kernel nor the VM can run a cell; the message names what is missing."""
+
+
+def cell_where(cell: Any) -> str:
+    """Where one cell runs now: 'host' or 'vm' (raises CannotRun naming the missing features)."""
+    survey = take_survey(ccs=_paper_ccs([cell]))
+    mode = kernel_mode()
+    where, host_lacks, vm_lacks = _place(needs(cell.scenario), survey, mode)
+    if where is None:
+        fixes = "; ".join(f"{n}: {_fix(survey.host.get(n, _absent(n)), _vm_check(survey, n))}"
+                          for n in sorted({*host_lacks, *vm_lacks}))
+        raise CannotRun(f"cell {cell.cell_id} cannot run (TCPREPRO_KERNEL={mode}): host lacks "
+                        f"{', '.join(host_lacks) or 'nothing'}; VM lacks {', '.join(vm_lacks) or 'nothing'}. "
+                        f"Fix: {fixes}")
+    return where
+
+
+def _paper_ccs(cells: Iterable[Any]) -> set[str]:
+    return {n.removeprefix("cc:") for c in cells for n in needs(c.scenario) if n.startswith("cc:")}
+
+
+def _vm_check(survey: Survey, name: str) -> Check | None:
+    runner = _by_name(survey.runner)
+    if name in runner:
+        return runner[name]
+    return survey.vm.get(name, _absent(name)) if survey.vm_release else None
+
+
+def _fix(host: Check | None, vm: Check | None) -> str:
+    """The fix column: nothing if the host has it, 'runs in the VM' if the pinned kernel has it."""
+    if host is not None and host.ok:
+        return ""
+    if host is None:
+        return "" if vm is None or vm.ok else vm.fix
+    if vm is not None and vm.ok:
+        return f"runs in the VM: the pinned kernel has {vm.detail}"
+    return "; ".join(dict.fromkeys(f for f in (host.fix, vm.fix if vm else "") if f))
+
+
+# ---------------------------------------------------------------- the report
+
+def all_papers() -> list[str]:
+    return sorted(p.stem for p in PAPER_DIR.glob("*.yaml") if p.stem not in NOT_PAPERS)
+
+
+def _row_rank(name: str) -> int:
+    return next((i for i, p in enumerate(ROW_ORDER) if name == p or (p.endswith(":") and name.startswith(p))),
+                len(ROW_ORDER))
+
+
+def rows(survey: Survey) -> list[tuple[str, Check | None, Check | None, str]]:
+    """(feature, host check, pinned-kernel check, fix), in a stable reading order."""
+    names = list(dict.fromkeys([*survey.host, *survey.vm, *(c.name for c in survey.runner)]))
+    names.sort(key=_row_rank)
+    out = []
+    for name in names:
+        host, vm = survey.host.get(name), _vm_check(survey, name)
+        out.append((name, host, vm, _fix(host, vm)))
+    return out
+
+
+def _cell(check: Check | None) -> str:
+    if check is None:
+        return "-"
+    return f"{'ok' if check.ok else 'NO'}: {check.detail}"
+
+
+def render_table(survey: Survey) -> str:
+    header = ("feature", f"host {survey.host_release}", f"pinned VM kernel {survey.vm_release or '?'}", "fix")
+    table = [header, *((n, _cell(h), _cell(v), fix) for n, h, v, fix in rows(survey))]
+    widths = [max(len(r[i]) for r in table) for i in range(3)]
+    lines = [" | ".join([*(r[i].ljust(widths[i]) for i in range(3)), r[3]]).rstrip() for r in table]
+    lines.insert(1, "-+-".join("-" * w for w in [*widths, len(header[3])]))
+    return "\n".join(lines)
+
+
+def report_json(survey: Survey, plans: list[Plan]) -> dict[str, Any]:
+    return {
+        "host_release": survey.host_release,
+        "vm_release": survey.vm_release,
+        "features": [{"name": n, "host": asdict(h) if h else None, "vm": asdict(v) if v else None, "fix": fix}
+                     for n, h, v, fix in rows(survey)],
+        "papers": [{**asdict(p), "runnable": p.runnable, "summary": p.summary()} for p in plans],
+    }
+
+
+def main(papers: list[str] | None = None, profile: str = "quick", refresh: bool = False,
+         as_json: bool = False) -> int:
+    """Print the feature table and each paper's placement; non-zero if a paper can run nowhere."""
+    mode = kernel_mode()
+    configs = {name: load_paper(name) for name in papers or all_papers()}
+    ccs = {cc for cfg in configs.values() for cc in _paper_ccs(cfg.cells(profile))}
+    survey = take_survey(refresh, ccs)
+    plans = [plan(name, profile, survey, mode) for name in configs]
+    if as_json:
+        print(json.dumps(report_json(survey, plans), indent=2))
+    else:
+        print(render_table(survey))
+        print()
+        for p in plans:
+            print(p.summary())
+    return 0 if all(p.runnable for p in plans) else 1

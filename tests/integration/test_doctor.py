@@ -1,0 +1,217 @@
+"""The doctor on the real kernel: its verdicts are compared with what this test learns on its own
+(plain `tc`/`ip` in its own namespace, /proc, the pinned kernel's files), and with the facts
+DESIGN.md records for this project's machines (6.18 host without netem or modules; Debian 6.1 VM
+kernel with both as modules)."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tcprepro import CHECKOUT
+from tcprepro.config import load_paper
+from testbed import doctor
+
+pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="needs root")]
+
+AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+# The host DESIGN.md measured: kernel 6.18 in a VM, built without loadable modules.
+MEASURED_HOST = os.uname().release.startswith("6.18") and not Path("/proc/modules").exists()
+PINNED_CONFIGS = sorted(Path("/boot").glob("config-6.1.0-*-amd64"))
+
+
+def tc_accepts(*qdisc: str) -> bool:
+    """Ask the kernel directly, in a namespace of this test's own."""
+    ns = f"tdtest-{uuid.uuid4().hex[:8]}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "add", "name", "x0", "type", "veth", "peer", "name", "x1"],
+                       check=True)
+        return subprocess.run(["tc", "-n", ns, "qdisc", "add", "dev", "x0", *qdisc],
+                              capture_output=True).returncode == 0
+    finally:
+        subprocess.run(["ip", "netns", "delete", ns], check=True)
+
+
+def netns_names() -> set[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def root_links() -> set[str]:
+    out = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True, check=True).stdout
+    return {line.split()[0].split("@")[0] for line in out.splitlines() if line.strip()}
+
+
+def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tcprepro", "doctor", *args], cwd=CHECKOUT,
+                          capture_output=True, text=True, env={**os.environ, **env}, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def probed() -> dict[str, doctor.Check]:
+    return {c.name: c for c in doctor.probe_kernel()}
+
+
+@pytest.fixture(scope="module")
+def pinned_release() -> str:
+    if not PINNED_CONFIGS:
+        pytest.skip("no Debian 6.1 kernel installed (make deps installs linux-image-amd64)")
+    return PINNED_CONFIGS[-1].name.removeprefix("config-")
+
+
+@pytest.mark.parametrize(("kind", "args"), [
+    ("htb", ("root", "htb")), ("tbf", ("root", "tbf", "rate", "1mbit", "burst", "10k", "latency", "20ms")),
+    ("bfifo", ("root", "bfifo")), ("pfifo", ("root", "pfifo")), ("netem", ("root", "netem", "delay", "5ms")),
+    ("ingress", ("ingress",)), ("prio", ("root", "prio")),
+])
+def test_qdisc_probe_agrees_with_tc(probed: dict[str, doctor.Check], kind: str,
+                                    args: tuple[str, ...]) -> None:
+    assert probed[f"qdisc:{kind}"].ok == tc_accepts(*args), probed[f"qdisc:{kind}"]
+
+
+@pytest.mark.skipif(not MEASURED_HOST, reason="DESIGN.md's facts are for the 6.18 host without modules")
+def test_measured_host_facts(probed: dict[str, doctor.Check]) -> None:
+    assert probed["qdisc:htb"].ok and probed["netns+veth"].ok and probed["ifb"].ok and probed["bridge"].ok
+    assert not probed["qdisc:netem"].ok and "unknown" in probed["qdisc:netem"].detail
+    assert not doctor.check_modules().ok
+    assert not doctor.check_cc_host("htcp").ok
+
+
+def test_cc_verdicts_agree_with_proc() -> None:
+    listed = set(AVAILABLE_CC.read_text().split())
+    assert "cubic" in listed
+    cubic = doctor.check_cc_host("cubic")
+    assert cubic.ok and cubic.detail.startswith("builtin")
+    htcp = doctor.check_cc_host("htcp")
+    if "htcp" not in listed and not Path("/proc/modules").exists():
+        assert not htcp.ok and htcp.fix
+
+
+def test_tracepoint_found_in_mounted_tracefs() -> None:
+    assert doctor.check_tracefs().ok
+    mounts = Path("/proc/mounts").read_text().split("\n")
+    assert any(m.split()[1:3] == ["/sys/kernel/tracing", "tracefs"] for m in mounts if m)
+    assert doctor.check_tracepoint().ok == Path("/sys/kernel/tracing/events/tcp/tcp_probe/format").exists()
+
+
+def test_pinned_kernel_has_netem_and_htcp(pinned_release: str) -> None:
+    config = (Path("/boot") / f"config-{pinned_release}").read_text()
+    modules = Path("/lib/modules") / pinned_release
+    assert "CONFIG_NET_SCH_NETEM=m" in config and any(modules.rglob("sch_netem.ko*"))
+    assert any(modules.rglob("tcp_htcp.ko*"))
+    checks = {c.name: c for c in doctor.pinned_checks(pinned_release)}
+    assert checks["qdisc:netem"].ok and "sch_netem" in checks["qdisc:netem"].detail
+    assert checks["cc:htcp"].ok and "tcp_htcp" in checks["cc:htcp"].detail
+    assert checks["cc:cubic"].ok and checks["qdisc:htb"].ok and checks["tracepoint:tcp_probe"].ok
+
+
+def test_static_reading_notices_missing_module_and_option(tmp_path: Path) -> None:
+    """A kernel that says =m but ships no .ko, or lacks the option, must not pass."""
+    release = "9.9.0-test"
+    (tmp_path / f"config-{release}").write_text(
+        "CONFIG_NET_SCH_HTB=y\nCONFIG_NET_SCH_NETEM=m\nCONFIG_NET_SCH_TBF=m\n"
+        "# CONFIG_NET_SCH_PRIO is not set\n")
+    (tmp_path / release).mkdir()
+    (tmp_path / release / "modules.dep").write_text("kernel/net/sched/sch_tbf.ko:\n")
+    checks = {c.name: c for c in doctor.pinned_checks(release, boot=tmp_path, modules_root=tmp_path)}
+    assert checks["qdisc:htb"].ok and checks["qdisc:tbf"].ok
+    assert not checks["qdisc:netem"].ok and "not installed" in checks["qdisc:netem"].detail
+    assert not checks["qdisc:prio"].ok and checks["qdisc:prio"].fix
+
+
+def test_needs_follow_the_scenario() -> None:
+    scenario = copy.deepcopy(load_paper("collateral").cells("quick")[0].scenario)
+    assert {"qdisc:netem", "qdisc:htb", "qdisc:bfifo", "tracepoint:tcp_probe"} <= doctor.needs(scenario)
+    for direction in scenario["bottleneck"].values():
+        direction.update(delay_ms=0, loss_pct=0)
+    assert "qdisc:netem" not in doctor.needs(scenario)
+    scenario["bottleneck"]["reverse"]["loss_pct"] = 0.5
+    assert "qdisc:netem" in doctor.needs(scenario)
+    fwd = scenario["bottleneck"]["forward"]
+    fwd["limit_packets"] = fwd.pop("limit_bytes")
+    assert {"qdisc:pfifo", "qdisc:bfifo"} <= doctor.needs(scenario)
+    scenario["flows"] = [{"kind": "bulk", "pair": 0, "cc": "westwood"}]
+    assert "cc:westwood" in doctor.needs(scenario) and "cc:htcp" not in doctor.needs(scenario)
+
+
+def test_probes_leave_nothing_behind_and_are_quick() -> None:
+    before_ns, before_links = netns_names(), root_links()
+    started = os.times().elapsed
+    checks = doctor.probe_kernel()
+    assert os.times().elapsed - started < 5
+    assert next(c for c in checks if c.name == "qdisc:htb").ok    # so a namespace and veth really existed
+    assert netns_names() - before_ns == set()
+    assert not {n for n in root_links() - before_links if n.startswith("tcprdoc")}
+
+
+def test_cleanup_on_failure_and_stale_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[set[str]] = []
+
+    def explode(ns: str, kind: str) -> doctor.Check:
+        seen.append(netns_names())
+        raise RuntimeError("probe failed midway")
+
+    monkeypatch.setattr(doctor, "_probe_qdisc", explode)
+    with pytest.raises(RuntimeError):
+        doctor.probe_kernel()
+    scratch = f"{doctor.NETNS_PREFIX}{os.getpid()}"
+    assert scratch in seen[0] and scratch not in netns_names()
+    dead = subprocess.Popen(["true"])
+    dead.wait()                                             # its pid names a run that died
+    stale = f"{doctor.NETNS_PREFIX}{dead.pid}"
+    subprocess.run(["ip", "netns", "add", stale], check=True)
+    monkeypatch.undo()
+    doctor.probe_kernel()
+    assert stale not in netns_names()
+
+
+def test_results_cached_per_boot(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(doctor, "CACHE_PATH", tmp_path / "host-features.json")
+    first = doctor.cached_probe_kernel()
+    key = json.loads((tmp_path / "host-features.json").read_text())["key"]
+    assert key["boot_id"] == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    assert key["release"] == os.uname().release
+
+    def must_not_probe() -> list[doctor.Check]:
+        raise AssertionError("re-probed despite a cache for this boot")
+
+    monkeypatch.setattr(doctor, "probe_kernel", must_not_probe)
+    assert doctor.cached_probe_kernel() == first
+    with pytest.raises(AssertionError):
+        doctor.cached_probe_kernel(refresh=True)
+
+
+def test_missing_vm_runner_degrades_to_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "testbed.vm", None)      # makes `from testbed import vm` fail
+    runner, release = doctor.vm_runner_checks()
+    assert release is None and runner[0].name == "vm:runner"
+    assert runner[0].detail.startswith("VM runner not available:")
+
+
+def test_forced_host_fails_naming_what_is_missing() -> None:
+    if tc_accepts("root", "netem", "delay", "5ms") or "htcp" in AVAILABLE_CC.read_text().split():
+        pytest.skip("this host has netem or htcp")
+    proc = run_cli("--paper", "collateral", TCPREPRO_KERNEL="host")
+    assert proc.returncode != 0
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert summary.startswith("collateral: cannot run") and "qdisc:netem" in summary and "cc:htcp" in summary
+
+
+def test_collateral_runs_in_the_vm_here(pinned_release: str) -> None:
+    pytest.importorskip("testbed.vm", reason="testbed/vm.py (the VM runner) is not in the checkout yet")
+    if tc_accepts("root", "netem", "delay", "5ms"):
+        pytest.skip("this host has netem: collateral may run on the host")
+    p = doctor.plan("collateral", "quick", mode="auto")
+    assert p.cells and all(c.where == "vm" for c in p.cells), p.cells
+    assert p.summary().startswith("collateral: runs in the VM (host lacks:")
+    proc = run_cli("--paper", "collateral", TCPREPRO_KERNEL="auto")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "pinned VM kernel " + pinned_release in proc.stdout
+    assert "collateral: runs in the VM (host lacks: cc:htcp, qdisc:netem)" in proc.stdout
