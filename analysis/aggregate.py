@@ -1,0 +1,121 @@
+"""Cell aggregation the papers' way: per metric, drop the highest and lowest trial, average the rest.
+
+The Collateral Damage paper ran five trials per cell, discarded the highest and lowest result
+and averaged the remaining three. We generalise: with n >= 3 values one highest and one lowest
+are dropped (method "trimmed"); with n < 3 nothing can be dropped and the plain mean is used
+(method "mean"), which the cell records so nobody mistakes it for the papers' statistic.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+CELL_SCHEMA = "tcprepro.cell/1"
+PAPER_TRIALS = 5  # trials per cell in the papers
+
+
+def trimmed_stats(values: Sequence[float]) -> dict[str, Any]:
+    """Trimmed mean (drop one highest, one lowest when n >= 3) plus spread.
+
+    min/max are over all values; std is the sample standard deviation (ddof=1) of the kept ones,
+    None when fewer than two are kept.
+    """
+    vals = [float(v) for v in values]
+    n = len(vals)
+    if n == 0:
+        raise ValueError("no values to aggregate")
+    ordered = sorted(vals)
+    kept = ordered[1:-1] if n >= 3 else ordered
+    mean = math.fsum(kept) / len(kept)
+    std = (
+        math.sqrt(math.fsum((v - mean) ** 2 for v in kept) / (len(kept) - 1)) if len(kept) > 1 else None
+    )
+    return {
+        "n": n,
+        "method": "trimmed" if n >= 3 else "mean",
+        "mean": mean,
+        "std": std,
+        "min": ordered[0],
+        "max": ordered[-1],
+    }
+
+
+def aggregate_cell(trial_dirs: Iterable[Path | str], expected_trials: int = PAPER_TRIALS) -> dict[str, Any]:
+    """cell.json content from the summary.json of each trial directory.
+
+    Trials whose summary says `valid: false`, or that have no summary, are excluded and listed
+    with their reasons. `complete` is true only when exactly `expected_trials` valid trials exist.
+    Each metric is aggregated over the valid trials that report it (its own `n`).
+    """
+    valid: list[dict[str, Any]] = []
+    excluded: list[dict[str, Any]] = []
+    for td in sorted((Path(t) for t in trial_dirs), key=_trial_sort_key):
+        path = td / "summary.json"
+        if not path.exists():
+            excluded.append({"trial": _trial_number(td), "dir": str(td), "reasons": ["no summary.json"]})
+            continue
+        s = json.loads(path.read_text())
+        if s.get("valid") is True:
+            valid.append(s)
+        else:
+            excluded.append({"trial": s.get("trial"), "dir": str(td),
+                             "reasons": s.get("invalid_reasons") or ["valid is not true"]})
+    first = valid[0] if valid else {}
+    return {
+        "schema": CELL_SCHEMA,
+        "paper": first.get("paper"),
+        "cell": first.get("cell"),
+        "expected_trials": expected_trials,
+        "n_valid": len(valid),
+        "complete": len(valid) == expected_trials,
+        "trials": [s["trial"] for s in valid],
+        "excluded": excluded,
+        "metrics": _aggregate_metrics(valid),
+    }
+
+
+def write_cell(
+    cell_dir: Path | str,
+    expected_trials: int = PAPER_TRIALS,
+    trial_dirs: Iterable[Path | str] | None = None,
+) -> Path:
+    """Aggregate `cell_dir/trial-<k>/` (finished ones only) into `cell_dir/cell.json`."""
+    cell = Path(cell_dir)
+    if trial_dirs is None:
+        trial_dirs = [t for t in cell.glob("trial-*") if t.is_dir() and re.fullmatch(r"trial-\d+", t.name)]
+    doc = aggregate_cell(trial_dirs, expected_trials)
+    out = cell / "cell.json"
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    return out
+
+
+def _aggregate_metrics(summaries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    names: list[str] = []
+    for s in summaries:
+        names.extend(k for k in s.get("metrics", {}) if k not in names)
+    out = {}
+    for name in names:
+        pairs = [(s["trial"], s["metrics"][name]) for s in summaries if _finite(s["metrics"].get(name))]
+        if pairs:
+            out[name] = {"trials": [t for t, _ in pairs], "values": [v for _, v in pairs]}
+            out[name] |= trimmed_stats([v for _, v in pairs])
+    return out
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _trial_number(td: Path) -> int | None:
+    mt = re.fullmatch(r"trial-(\d+)", td.name)
+    return int(mt.group(1)) if mt else None
+
+
+def _trial_sort_key(td: Path) -> tuple[int, str]:
+    k = _trial_number(td)
+    return (k if k is not None else 1 << 30, td.name)

@@ -1,0 +1,247 @@
+"""Per-trial metrics: pure functions of the frames and records `analysis.parsers` returns.
+
+Units follow the papers: rates in kbit/s (1 kbit = 1000 bit) and KB/s (1 KB = 1000 bytes, the
+Collateral Damage paper's Table 1), delays in ms, times in s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.parsers import IperfResult, TcptraceConnection, VoipLog
+
+# A saturation rate needs this much time (pooled over saturated runs) before it means anything:
+# 1 s at the 10 ms sampling interval is 100 intervals, enough to average out per-sample jitter of
+# the qdisc counters (they advance in bursts of whole packets).
+MIN_SATURATED_S = 1.0
+
+# ------------------------------------------------------------------------------------------
+# VoIP one-way delay and loss
+# ------------------------------------------------------------------------------------------
+
+
+def owd_stats(owd_ms: pd.Series | Iterable[float]) -> dict[str, float | int | None]:
+    """Distribution of received packets' one-way delay; lost packets are not in it (as the paper).
+
+    std is the sample standard deviation (ddof=1); percentiles interpolate linearly.
+    """
+    a = np.asarray(pd.Series(owd_ms, dtype=float).dropna(), dtype=float)
+    if a.size == 0:
+        return {k: None for k in ("median", "mean", "std", "p5", "p95", "min", "max")} | {"count": 0}
+    return {
+        "median": float(np.median(a)),
+        "mean": float(a.mean()),
+        "std": float(a.std(ddof=1)) if a.size > 1 else None,
+        "p5": float(np.percentile(a, 5)),
+        "p95": float(np.percentile(a, 95)),
+        "min": float(a.min()),
+        "max": float(a.max()),
+        "count": int(a.size),
+    }
+
+
+def loss_fraction(voip: VoipLog) -> float | None:
+    """Packets sent but never received, as a fraction of those sent (None if nothing was sent)."""
+    if voip.sent <= 0:
+        return None
+    received = int(voip.packets["seq"].nunique())
+    return max(0, voip.sent - received) / voip.sent
+
+
+# ------------------------------------------------------------------------------------------
+# Bottleneck qdisc
+# ------------------------------------------------------------------------------------------
+
+
+def _role_samples(
+    qdisc_df: pd.DataFrame, role: str, t_from: float | None = None, t_to: float | None = None
+) -> pd.DataFrame:
+    """One role's samples in time order, optionally windowed; one device per role is expected."""
+    q = qdisc_df[qdisc_df["role"] == role]
+    if t_from is not None:
+        q = q[q["t"] >= t_from]
+    if t_to is not None:
+        q = q[q["t"] <= t_to]
+    devs = q["dev"].unique()
+    if len(devs) > 1:
+        raise ValueError(f"role {role!r} has samples from several devices: {list(devs)}")
+    return q.sort_values("t", kind="stable")
+
+
+def saturation_rate_kbit(
+    qdisc_df: pd.DataFrame,
+    role: str,
+    min_saturated_s: float = MIN_SATURATED_S,
+    t_from: float | None = None,
+    t_to: float | None = None,
+) -> float | None:
+    """Rate the bottleneck drained at while its queue was non-empty, in kbit/s of the bytes the qdisc counts (IP bytes under the testbed's size table).
+
+    Only intervals whose both end samples show backlog > 0 count (a run of k backlogged samples
+    gives k-1 intervals); Δsent_bytes·8/Δt is pooled over all of them. This is the link rate the
+    shaper really delivered, to compare with the configured one. None below `min_saturated_s`.
+    Intervals where the counter went backwards (qdisc replaced) are skipped.
+    """
+    q = _role_samples(qdisc_df, role, t_from, t_to)
+    if len(q) < 2:
+        return None
+    busy = q["backlog_bytes"].to_numpy() > 0
+    dt = np.diff(q["t"].to_numpy())
+    dsent = np.diff(q["sent_bytes"].to_numpy())
+    ok = busy[1:] & busy[:-1] & (dt > 0) & (dsent >= 0)
+    span = float(dt[ok].sum())
+    if span < min_saturated_s or span <= 0:
+        return None
+    return float(dsent[ok].sum()) * 8 / span / 1000
+
+
+def queue_stats(
+    qdisc_df: pd.DataFrame, role: str, t_from: float | None = None, t_to: float | None = None
+) -> dict[str, float | int | None]:
+    """Backlog mean/max (bytes, packets) over the samples and drops counted in the window.
+
+    Means are per sample (samples are evenly spaced). Drops sum the counter's increases, so a
+    reset counter does not make them negative.
+    """
+    q = _role_samples(qdisc_df, role, t_from, t_to)
+    if q.empty:
+        return {"backlog_bytes_mean": None, "backlog_bytes_max": None, "backlog_pkts_mean": None,
+                "backlog_pkts_max": None, "drops": 0, "samples": 0}
+    d = np.diff(q["drops"].to_numpy())
+    return {
+        "backlog_bytes_mean": float(q["backlog_bytes"].mean()),
+        "backlog_bytes_max": int(q["backlog_bytes"].max()),
+        "backlog_pkts_mean": float(q["backlog_pkts"].mean()),
+        "backlog_pkts_max": int(q["backlog_pkts"].max()),
+        "drops": int(d[d > 0].sum()),
+        "samples": len(q),
+    }
+
+
+@dataclass
+class QueueFullEvents:
+    """Queue-full episodes seen in a window of qdisc samples."""
+
+    count: int
+    window_s: float
+    per_minute: float | None  # None when the window has no duration
+
+
+def queue_full_events(
+    qdisc_df: pd.DataFrame, role: str, t_from: float | None = None, t_to: float | None = None
+) -> QueueFullEvents:
+    """Count queue-full events: maximal runs of sampling intervals in which the drop counter rose.
+
+    The Collateral Damage paper's event is one episode of a full drop-tail queue dropping until it
+    can accept again. At 10 ms sampling an episode that keeps dropping across several samples is
+    one run, hence one event; a single interval without a new drop ends the episode, so two
+    bursts separated by a quiet sample are two events. Only intervals with both ends inside
+    [t_from, t_to] are considered; `window_s` is the span of the samples used.
+    """
+    q = _role_samples(qdisc_df, role, t_from, t_to)
+    if len(q) < 2:
+        return QueueFullEvents(count=0, window_s=0.0, per_minute=None)
+    rising = np.diff(q["drops"].to_numpy()) > 0
+    starts = rising & ~np.concatenate(([False], rising[:-1]))
+    count = int(starts.sum())
+    t = q["t"].to_numpy()
+    window = float(t[-1] - t[0])
+    return QueueFullEvents(count=count, window_s=window, per_minute=count * 60 / window if window > 0 else None)
+
+
+# ------------------------------------------------------------------------------------------
+# TCP flows
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ConnGoodput:
+    """Goodput of one tcptrace connection in its data direction (the one with more unique bytes)."""
+
+    index: int
+    sender: str  # "host:port"
+    receiver: str
+    unique_bytes: int
+    elapsed_s: float
+    goodput_kbit_s: float
+    goodput_kbyte_s: float
+    data_pkts: int
+    rexmt_pkts: int
+    rexmt_bytes: int
+
+
+def goodput_from_tcptrace(
+    records: Iterable[TcptraceConnection],
+    server_ports: Iterable[int] | None = None,
+    client_ports: Iterable[int] | None = None,
+) -> list[ConnGoodput]:
+    """Per-connection goodput = unique bytes / connection lifetime, as tcptrace's throughput.
+
+    `server_ports` keeps connections with one endpoint on those ports (the flow's listening port);
+    `client_ports` further keeps only those whose other endpoint uses one of those ports (iperf3's
+    data socket, whose local port its JSON reports, excluding the control connection).
+    """
+    sp = None if server_ports is None else set(server_ports)
+    cp = None if client_ports is None else set(client_ports)
+    out = []
+    for c in records:
+        if sp is not None and not ({c.a_port, c.b_port} & sp):
+            continue
+        if cp is not None and not ({c.a_port, c.b_port} & cp):
+            continue
+        forward = c.a2b.unique_bytes >= c.b2a.unique_bytes
+        d = c.a2b if forward else c.b2a
+        a, b = f"{c.a_host}:{c.a_port}", f"{c.b_host}:{c.b_port}"
+        rate = d.unique_bytes / c.elapsed_s if c.elapsed_s > 0 else math.nan
+        out.append(ConnGoodput(
+            index=c.index, sender=a if forward else b, receiver=b if forward else a,
+            unique_bytes=d.unique_bytes, elapsed_s=c.elapsed_s,
+            goodput_kbit_s=rate * 8 / 1000, goodput_kbyte_s=rate / 1000,
+            data_pkts=d.data_pkts, rexmt_pkts=d.rexmt_pkts, rexmt_bytes=d.rexmt_bytes,
+        ))
+    return out
+
+
+def completion_time_s(iperf: IperfResult) -> float | None:
+    """Time a fixed-size (`iperf3 -n`) transfer took until the receiver had every byte.
+
+    iperf3's receiver-side end time covers the last byte's arrival, the sender's does not (it
+    stops when the last byte is written to the socket). None for timed tests, failed runs and
+    transfers that did not deliver all bytes.
+    """
+    if iperf.error or iperf.requested_bytes <= 0 or iperf.bytes_received < iperf.requested_bytes:
+        return None
+    return iperf.end_received if iperf.end_received > 0 else iperf.seconds_received or None
+
+
+def iperf_goodput_kbit_s(iperf: IperfResult) -> float | None:
+    """Receiver-side goodput from iperf3's own totals (fallback when no tcptrace is available)."""
+    if iperf.error or iperf.seconds_received <= 0:
+        return None
+    return iperf.bytes_received * 8 / iperf.seconds_received / 1000
+
+
+def probe_for_flow(probe: pd.DataFrame, dport: int, sports: Iterable[int] | None = None) -> pd.DataFrame:
+    """tcp_probe lines of one flow: its destination port, and its data sockets' source ports."""
+    sel = probe[probe["dport"] == dport]
+    if sports is not None:
+        sel = sel[sel["sport"].isin(list(sports))]
+    return sel
+
+
+def probe_stats(probe: pd.DataFrame) -> dict[str, float | None]:
+    """cwnd (segments) and smoothed RTT (ms) summary of one flow's tcp_probe lines."""
+    if probe.empty:
+        return {"cwnd_mean": None, "cwnd_max": None, "srtt_median_ms": None, "srtt_mean_ms": None}
+    srtt = probe.loc[probe["srtt_us"] > 0, "srtt_us"] / 1000
+    return {
+        "cwnd_mean": float(probe["snd_cwnd"].mean()),
+        "cwnd_max": float(probe["snd_cwnd"].max()),
+        "srtt_median_ms": float(srtt.median()) if len(srtt) else None,
+        "srtt_mean_ms": float(srtt.mean()) if len(srtt) else None,
+    }

@@ -1,0 +1,269 @@
+"""Build a trial's summary.json from its raw files (docs/trial-format.md).
+
+Generic on purpose: it knows flow kinds (bulk, voip) and the bottleneck qdisc, not papers. A
+paper adds its own metrics by merging into `metrics`; every key there is aggregated by the cell
+rule, so per-flow numbers appear twice: in `flows` (for people) and flattened as
+`<flow id>.<name>` (for aggregation).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis import metrics as m
+from analysis import parsers as p
+from analysis import validate
+
+SUMMARY_SCHEMA = "tcprepro.summary/1"
+# The Collateral Damage paper counts queue-full events over 60 s in the middle of each trial.
+QUEUE_EVENT_WINDOW_S = 60.0
+
+Number = float | int
+
+
+@dataclass
+class _Acc:
+    """What the summariser collects while it walks the raw files."""
+
+    metrics: dict[str, Number] = field(default_factory=dict)
+    flows: list[dict[str, Any]] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def put(self, name: str, value: Any) -> None:
+        """Record a metric unless it is missing or not finite (summary metrics are numbers)."""
+        if value is None or isinstance(value, bool):
+            return
+        if isinstance(value, float | np.floating) and not np.isfinite(value):
+            return
+        self.metrics[name] = int(value) if isinstance(value, int | np.integer) else float(value)
+
+
+def summarize_trial(trial_dir: Path | str) -> dict[str, Any]:
+    """summary.json content of one trial directory (spec.json and provenance.json required)."""
+    d = Path(trial_dir)
+    spec = json.loads((d / "spec.json").read_text())
+    acc = _Acc()
+    prov = _load_provenance(d, acc)
+    _check_fidelity(prov, acc)
+    port_base = prov.get("port_base")
+    probe = _load_probe(d, acc)
+    bulk = [f for f in spec.get("flows", []) if f.get("kind") == "bulk"]
+    voip = [f for f in spec.get("flows", []) if f.get("kind") == "voip"]
+    tcptrace = _load_tcptraces(d, {int(f.get("pair", 0)) for f in bulk}, acc)
+    _summarize_bulk(d, bulk, port_base, tcptrace, probe, acc)
+    _summarize_voip(d, voip, acc)
+    _summarize_qdisc(d, spec, prov, acc)
+    return {
+        "schema": SUMMARY_SCHEMA,
+        "paper": spec["paper"],
+        "cell": spec["cell"],
+        "trial": int(spec["trial"]),
+        "profile": spec.get("profile"),
+        "valid": not acc.invalid,
+        "invalid_reasons": acc.invalid,
+        "warnings": acc.warnings,
+        "metrics": acc.metrics,
+        "flows": acc.flows,
+        "timing": {k: v for k, v in (prov.get("timing") or {}).items() if _is_num(v)},
+    }
+
+
+def write_summary(trial_dir: Path | str) -> Path:
+    """Summarise, validate against the schema and write `<trial_dir>/summary.json`."""
+    doc = summarize_trial(trial_dir)
+    validate(doc, "summary")
+    out = Path(trial_dir) / "summary.json"
+    out.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _load_provenance(d: Path, acc: _Acc) -> dict[str, Any]:
+    path = d / "provenance.json"
+    if not path.exists():
+        acc.invalid.append("missing provenance.json")
+        return {}
+    return json.loads(path.read_text())
+
+
+def _check_fidelity(prov: dict[str, Any], acc: _Acc) -> None:
+    """A failed check (pass false) invalidates the trial; one not measured (pass null) is a warning."""
+    for chk in prov.get("fidelity", []):
+        if chk.get("pass") is None:
+            note = f" ({chk['note']})" if chk.get("note") else ""
+            acc.warnings.append(f"fidelity {chk.get('name')}: not measured{note}")
+        elif chk["pass"] is False:
+            acc.invalid.append(
+                f"fidelity {chk.get('name')}: measured {chk.get('measured')} {chk.get('unit', '')}, "
+                f"configured {chk.get('configured')} ± {chk.get('tolerance')}".rstrip()
+            )
+
+
+def _load_probe(d: Path, acc: _Acc) -> pd.DataFrame | None:
+    path = d / "tcp_probe.trace"
+    if not path.exists():
+        acc.invalid.append("missing tcp_probe.trace")
+        return None
+    tr = p.read_tcp_probe(path)
+    acc.put("tcp_probe_lost_records", tr.lost_records)
+    if tr.lost_records:
+        acc.warnings.append(f"tcp_probe ring buffer lost {tr.lost_records} events")
+    if tr.unparsed_lines:
+        acc.warnings.append(f"tcp_probe.trace: {tr.unparsed_lines} lines not understood")
+    return tr.frame
+
+
+def _load_tcptraces(d: Path, pairs: set[int], acc: _Acc) -> dict[int, list[p.TcptraceConnection]]:
+    out = {}
+    for pair in sorted(pairs):
+        path = d / f"tcptrace-s{pair}.txt"
+        if path.exists():
+            out[pair] = p.read_tcptrace(path)
+        else:
+            acc.invalid.append(f"missing {path.name}")
+    return out
+
+
+def _flow_port(flow: dict[str, Any], bulk_index: int, port_base: int | None) -> int | None:
+    """Destination port of a flow: port_base + port_offset (bulk i defaults to offset 1 + i)."""
+    if port_base is None:
+        return None
+    return int(port_base) + int(flow.get("port_offset", 1 + bulk_index))
+
+
+def _summarize_bulk(
+    d: Path,
+    flows: list[dict[str, Any]],
+    port_base: int | None,
+    tcptrace: dict[int, list[p.TcptraceConnection]],
+    probe: pd.DataFrame | None,
+    acc: _Acc,
+) -> None:
+    goodput: list[float] = []
+    retrans: list[int] = []
+    rexmt: list[int] = []
+    for i, f in enumerate(flows):
+        fid = f["id"]
+        rec: dict[str, Any] = {"id": fid, "kind": "bulk", "cc": f.get("cc")}
+        port = _flow_port(f, i, port_base)
+        rec["port"] = port
+        ip = _load_iperf(d, fid, acc)
+        sports = ip.local_ports if ip and ip.local_ports else None
+        if ip is not None:
+            rec["retransmits"] = ip.retransmits
+            rec["bytes_received"] = ip.bytes_received
+            if ip.retransmits is not None:
+                retrans.append(ip.retransmits)
+            if f.get("bytes"):
+                rec["completion_time_s"] = m.completion_time_s(ip)
+                if rec["completion_time_s"] is None:
+                    acc.invalid.append(f"{fid}: fixed-size transfer did not complete")
+        conns = tcptrace.get(int(f.get("pair", 0)))
+        if conns is not None and port is not None:
+            gp = m.goodput_from_tcptrace(conns, [port], sports)
+            if not gp:
+                acc.invalid.append(f"{fid}: no tcptrace connection to port {port}")
+            else:
+                rec["goodput_kbit_s"] = sum(g.goodput_kbit_s for g in gp)
+                rec["rexmt_data_pkts"] = sum(g.rexmt_pkts for g in gp)
+                rexmt.append(rec["rexmt_data_pkts"])
+        elif ip is not None and m.iperf_goodput_kbit_s(ip) is not None:
+            rec["goodput_kbit_s"] = m.iperf_goodput_kbit_s(ip)
+            acc.warnings.append(f"{fid}: goodput from iperf3 (no tcptrace match)")
+        if "goodput_kbit_s" in rec:
+            goodput.append(rec["goodput_kbit_s"])
+        if probe is not None and port is not None:
+            rec.update(m.probe_stats(m.probe_for_flow(probe, port, sports)))
+        for k in ("goodput_kbit_s", "retransmits", "rexmt_data_pkts", "completion_time_s", "srtt_median_ms"):
+            acc.put(f"{fid}.{k}", rec.get(k))
+        acc.flows.append(rec)
+    if flows:
+        # Aggregate goodput: the sum of per-flow rates (each over its own lifetime), as Table 1.
+        if goodput:
+            acc.put("goodput_kbit_s", sum(goodput))
+            acc.put("goodput_kbyte_s", sum(goodput) / 8)
+        if retrans:
+            acc.put("retransmits", sum(retrans))
+        if rexmt:
+            acc.put("rexmt_data_pkts", sum(rexmt))
+
+
+def _load_iperf(d: Path, fid: str, acc: _Acc) -> p.IperfResult | None:
+    path = d / f"iperf-{fid}.json"
+    if not path.exists():
+        acc.invalid.append(f"missing {path.name}")
+        return None
+    ip = p.read_iperf(path)
+    if ip.error:
+        acc.invalid.append(f"{fid}: iperf3 error: {ip.error}")
+    return ip
+
+
+def _summarize_voip(d: Path, flows: list[dict[str, Any]], acc: _Acc) -> None:
+    owd: list[pd.Series] = []
+    sent = lost = 0
+    for f in flows:
+        fid = f["id"]
+        csv, js = d / f"voip-{fid}.csv", d / f"voip-{fid}.json"
+        if not (csv.exists() and js.exists()):
+            acc.invalid.append(f"missing voip-{fid}.csv/.json")
+            continue
+        log = p.read_voip(csv, js)
+        stats = m.owd_stats(log.packets["owd_ms"])
+        loss = m.loss_fraction(log)
+        rec = {"id": fid, "kind": "voip", "sent": log.sent, "received": stats["count"], "loss_frac": loss}
+        rec |= {f"owd_{k}_ms": v for k, v in stats.items() if k != "count"}
+        acc.flows.append(rec)
+        if log.sent == 0:
+            acc.invalid.append(f"{fid}: no packets sent")
+        owd.append(log.packets["owd_ms"])
+        sent += log.sent
+        lost += max(0, log.sent - int(stats["count"] or 0))
+        acc.put(f"{fid}.owd_median_ms", stats["median"])
+        acc.put(f"{fid}.loss_frac", loss)
+    if not owd:
+        return
+    pooled = m.owd_stats(pd.concat(owd, ignore_index=True))
+    for k, v in pooled.items():
+        if k != "count":
+            acc.put(f"owd_{k}_ms", v)
+    acc.put("voip_sent", sent)
+    acc.put("voip_lost", lost)
+    acc.put("voip_loss_frac", lost / sent if sent else None)
+
+
+def _summarize_qdisc(d: Path, spec: dict[str, Any], prov: dict[str, Any], acc: _Acc) -> None:
+    path = d / "qdisc.csv"
+    if not path.exists():
+        acc.invalid.append("missing qdisc.csv")
+        return
+    q = p.read_qdisc(path)
+    if q.empty:
+        acc.invalid.append("qdisc.csv has no samples")
+        return
+    t0 = prov.get("t0_monotonic")
+    t0 = float(t0) if _is_num(t0) else float(q["t"].min())
+    duration = float(spec.get("duration_s") or (q["t"].max() - t0))
+    w = min(QUEUE_EVENT_WINDOW_S, duration)
+    mid_from, mid_to = t0 + (duration - w) / 2, t0 + (duration + w) / 2
+    for role in sorted(q["role"].unique()):
+        pre = f"q_{role}_"
+        for k, v in m.queue_stats(q, role).items():
+            if k != "samples":
+                acc.put(pre + k, v)
+        acc.put(pre + "full_events", m.queue_full_events(q, role).count)
+        acc.put(pre + "full_events_per_min", m.queue_full_events(q, role, mid_from, mid_to).per_minute)
+        acc.put(pre + "saturation_rate_kbit", m.saturation_rate_kbit(q, role))
