@@ -80,7 +80,8 @@ def saturation_rate_kbit(
     t_from: float | None = None,
     t_to: float | None = None,
 ) -> float | None:
-    """Rate the bottleneck drained at while its queue was non-empty, in kbit/s of the bytes the qdisc counts (IP bytes under the testbed's size table).
+    """Rate the bottleneck drained at while its queue was non-empty, in kbit/s of the bytes
+    the qdisc counts (IP bytes under the testbed's size table).
 
     Only intervals whose both end samples show backlog > 0 count (a run of k backlogged samples
     gives k-1 intervals); Δsent_bytes·8/Δt is pooled over all of them. This is the link rate the

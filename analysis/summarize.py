@@ -58,8 +58,9 @@ def summarize_trial(trial_dir: Path | str) -> dict[str, Any]:
     voip = [f for f in spec.get("flows", []) if f.get("kind") == "voip"]
     tcptrace = _load_tcptraces(d, {int(f.get("pair", 0)) for f in bulk}, acc)
     _summarize_bulk(d, bulk, port_base, tcptrace, probe, acc)
-    _summarize_voip(d, voip, acc)
-    _summarize_qdisc(d, spec, prov, acc)
+    window = measurement_window(spec, prov)
+    _summarize_voip(d, voip, acc, window)
+    _summarize_qdisc(d, spec, prov, acc, window)
     return {
         "schema": SUMMARY_SCHEMA,
         "paper": spec["paper"],
@@ -85,6 +86,29 @@ def write_summary(trial_dir: Path | str) -> Path:
 
 
 # ------------------------------------------------------------------------------------------
+
+
+def measurement_window(spec: dict[str, Any], prov: dict[str, Any]) -> tuple[float | None, float | None]:
+    """[t0, t0 + duration]: the nominal trial. What generators do while starting and exiting falls
+    outside it (under QEMU TCG their CPU bursts can stall the emulated link for a moment)."""
+    t0, duration = prov.get("t0_monotonic"), spec.get("duration_s")
+    if _is_num(t0) and _is_num(duration):
+        return float(t0), float(t0) + float(duration)
+    return None, None
+
+
+def voip_in_window(log: p.VoipLog, window: tuple[float | None, float | None]) -> tuple[pd.DataFrame, int]:
+    """Packets whose send slot lies in the window, and how many slots the sender had there
+    (slot = schedule_start + seq * interval, so lost packets are placed too)."""
+    t_from, t_to = window
+    start, interval = log.meta.get("schedule_start"), log.meta.get("interval_ms")
+    if t_from is None or not _is_num(start) or not _is_num(interval):
+        return log.packets, log.sent
+    slots = float(start) + np.arange(log.sent) * float(interval) / 1000.0
+    inside = (slots >= t_from) & (slots <= t_to)
+    pk = log.packets
+    pk_slots = float(start) + pk["seq"].to_numpy() * float(interval) / 1000.0
+    return pk[(pk_slots >= t_from) & (pk_slots <= t_to)], int(inside.sum())
 
 
 def _is_num(v: Any) -> bool:
@@ -212,7 +236,8 @@ def _load_iperf(d: Path, fid: str, acc: _Acc) -> p.IperfResult | None:
     return ip
 
 
-def _summarize_voip(d: Path, flows: list[dict[str, Any]], acc: _Acc) -> None:
+def _summarize_voip(d: Path, flows: list[dict[str, Any]], acc: _Acc,
+                    window: tuple[float | None, float | None] = (None, None)) -> None:
     owd: list[pd.Series] = []
     sent = lost = 0
     for f in flows:
@@ -222,16 +247,17 @@ def _summarize_voip(d: Path, flows: list[dict[str, Any]], acc: _Acc) -> None:
             acc.invalid.append(f"missing voip-{fid}.csv/.json")
             continue
         log = p.read_voip(csv, js)
-        stats = m.owd_stats(log.packets["owd_ms"])
-        loss = m.loss_fraction(log)
-        rec = {"id": fid, "kind": "voip", "sent": log.sent, "received": stats["count"], "loss_frac": loss}
+        packets, sent_in = voip_in_window(log, window)
+        stats = m.owd_stats(packets["owd_ms"])
+        loss = (sent_in - int(stats["count"] or 0)) / sent_in if sent_in else None
+        rec = {"id": fid, "kind": "voip", "sent": sent_in, "received": stats["count"], "loss_frac": loss}
         rec |= {f"owd_{k}_ms": v for k, v in stats.items() if k != "count"}
         acc.flows.append(rec)
         if log.sent == 0:
             acc.invalid.append(f"{fid}: no packets sent")
-        owd.append(log.packets["owd_ms"])
-        sent += log.sent
-        lost += max(0, log.sent - int(stats["count"] or 0))
+        owd.append(packets["owd_ms"])
+        sent += sent_in
+        lost += max(0, sent_in - int(stats["count"] or 0))
         acc.put(f"{fid}.owd_median_ms", stats["median"])
         acc.put(f"{fid}.loss_frac", loss)
     if not owd:
@@ -245,7 +271,8 @@ def _summarize_voip(d: Path, flows: list[dict[str, Any]], acc: _Acc) -> None:
     acc.put("voip_loss_frac", lost / sent if sent else None)
 
 
-def _summarize_qdisc(d: Path, spec: dict[str, Any], prov: dict[str, Any], acc: _Acc) -> None:
+def _summarize_qdisc(d: Path, spec: dict[str, Any], prov: dict[str, Any], acc: _Acc,
+                     window: tuple[float | None, float | None] = (None, None)) -> None:
     path = d / "qdisc.csv"
     if not path.exists():
         acc.invalid.append("missing qdisc.csv")
@@ -261,9 +288,9 @@ def _summarize_qdisc(d: Path, spec: dict[str, Any], prov: dict[str, Any], acc: _
     mid_from, mid_to = t0 + (duration - w) / 2, t0 + (duration + w) / 2
     for role in sorted(q["role"].unique()):
         pre = f"q_{role}_"
-        for k, v in m.queue_stats(q, role).items():
+        for k, v in m.queue_stats(q, role, *window).items():
             if k != "samples":
                 acc.put(pre + k, v)
-        acc.put(pre + "full_events", m.queue_full_events(q, role).count)
+        acc.put(pre + "full_events", m.queue_full_events(q, role, *window).count)
         acc.put(pre + "full_events_per_min", m.queue_full_events(q, role, mid_from, mid_to).per_minute)
-        acc.put(pre + "saturation_rate_kbit", m.saturation_rate_kbit(q, role))
+        acc.put(pre + "saturation_rate_kbit", m.saturation_rate_kbit(q, role, t_from=window[0], t_to=window[1]))

@@ -1,0 +1,153 @@
+"""Per-trial fidelity checks: is the emulated path the one the config asked for?
+
+Recorded in provenance.json; any failed check makes the trial invalid. Tolerances: base RTT within
+0.5 ms (the papers' own emulator accuracy: dummynet at kern.hz=2000), bottleneck rate at saturation
+within 2 %, queue limit and shaper rate exactly as configured.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from testbed import shaping
+
+RTT_TOLERANCE_MS = 0.5
+RATE_TOLERANCE = 0.02
+# The drain rate in any 0.5 s the queue stayed backlogged: catches a stalled emulator (timers firing
+# late under QEMU TCG when the guest's CPU is busy) that the whole-trial average would hide.
+WINDOW_S = 0.5
+WINDOW_RATE_TOLERANCE = 0.05
+
+
+def check(name: str, configured: Any, measured: Any, tolerance: Any, unit: str, ok: bool | None,
+          note: str = "") -> dict[str, Any]:
+    out = {"name": name, "configured": configured, "measured": measured, "tolerance": tolerance,
+           "unit": unit, "pass": ok}
+    if note:
+        out["note"] = note
+    return out
+
+
+def base_rtt_ms(node: Any, ip: str, count: int = 20, interval: float = 0.01) -> float:
+    """Median RTT of pings on the idle path: its base RTT (no queueing yet). The median, not the
+    minimum: under QEMU TCG the stack's own latency varies by ±0.5 ms from ping to ping, and the
+    minimum of a few pings follows the luckiest one."""
+    out = node.cmd(f"ping -n -c {count} -i {interval} -W 2 {ip}")
+    rtts = sorted(float(x) for x in re.findall(r"time=([\d.]+) ms", out))
+    if len(rtts) < count // 2:
+        raise RuntimeError(f"{node.name}: ping {ip}: {len(rtts)} of {count} replies: {out.strip()[-300:]}")
+    mid = len(rtts) // 2
+    return rtts[mid] if len(rtts) % 2 else (rtts[mid - 1] + rtts[mid]) / 2
+
+
+def base_rtt_check(node: Any, ip: str, configured_ms: float) -> dict[str, Any]:
+    measured = base_rtt_ms(node, ip)
+    return check("base_rtt", configured_ms, round(measured, 3), RTT_TOLERANCE_MS, "ms",
+                 abs(measured - configured_ms) <= RTT_TOLERANCE_MS)
+
+
+def static_checks(dirs: dict[str, shaping.DirectionSpec], trees: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the kernel says it applied, compared with the config, exactly."""
+    checks = []
+    for d, spec in dirs.items():
+        tree = trees[f"{d}/queue"]
+        applied = shaping.applied_queue_limit(tree)
+        want = ("bytes", spec.limit_bytes) if spec.limit_bytes is not None else ("packets", spec.limit_packets)
+        checks.append(check(f"{d}.queue_limit", want[1], applied[1] if applied else None, 0, want[0],
+                            applied == want))
+        rate = shaping.applied_rate_bit(tree)
+        checks.append(check(f"{d}.shaper_rate", spec.rate_kbit, rate / 1000 if rate else None, 0, "kbit/s",
+                            rate is not None and abs(rate / 1000 - spec.rate_kbit) < 1e-6))
+        if spec.needs_netem:
+            netem = shaping.applied_netem(trees[f"{d}/delay"])
+            loss = (netem or {}).get("loss-random", {}).get("loss", 0) * 100 if netem else None
+            checks.append(check(f"{d}.loss", spec.loss_pct, loss, 0.001, "%",
+                                loss is not None and abs(loss - spec.loss_pct) < 0.001))
+    return checks
+
+
+def packet_size_check(qdisc_csv: Path) -> dict[str, Any]:
+    """No queued packet larger than the MTU: segmentation offloads really are off."""
+    from analysis.parsers import read_qdisc  # pandas: imported only where the analysis runs
+
+    df = read_qdisc(qdisc_csv)
+    busy = df[df["backlog_pkts"] > 0]
+    largest = float((busy["backlog_bytes"] / busy["backlog_pkts"]).max()) if len(busy) else None
+    if largest is None:
+        return check("queued_packet_size", shaping.MTU, None, 0, "bytes", None, "queue never held a packet")
+    return check("queued_packet_size", shaping.MTU, round(largest, 1), 0, "bytes (mean per queued packet, max)",
+                 largest <= shaping.MTU)
+
+
+Window = tuple[float | None, float | None]
+
+
+def saturation_rate_check(qdisc_csv: Path, spec: shaping.DirectionSpec,
+                          window: Window = (None, None)) -> dict[str, Any]:
+    """Bottleneck rate while its queue was backlogged, against the configured rate (forward)."""
+    from analysis.metrics import saturation_rate_kbit
+    from analysis.parsers import read_qdisc
+
+    measured = saturation_rate_kbit(read_qdisc(qdisc_csv), "forward", t_from=window[0], t_to=window[1])
+    if measured is None:
+        return check("forward.rate_at_saturation", spec.rate_kbit, None, RATE_TOLERANCE, "kbit/s", None,
+                     "not measured: the bottleneck was never saturated long enough")
+    return check("forward.rate_at_saturation", spec.rate_kbit, round(measured, 2), RATE_TOLERANCE, "kbit/s",
+                 abs(measured / spec.rate_kbit - 1) <= RATE_TOLERANCE)
+
+
+def worst_window_rate_check(qdisc_csv: Path, spec: shaping.DirectionSpec,
+                            window: Window = (None, None)) -> dict[str, Any]:
+    """The slowest 0.5-s stretch of a backlogged bottleneck against the configured rate."""
+    from analysis.metrics import saturation_rate_kbit
+    from analysis.parsers import read_qdisc
+
+    q = read_qdisc(qdisc_csv)
+    fwd = q[q["role"] == "forward"]
+    t_from = window[0] if window[0] is not None else float(fwd["t"].min())
+    t_to = window[1] if window[1] is not None else float(fwd["t"].max())
+    rates = []
+    t = t_from
+    while t + WINDOW_S <= t_to:
+        r = saturation_rate_kbit(q, "forward", min_saturated_s=WINDOW_S * 0.9, t_from=t, t_to=t + WINDOW_S)
+        if r is not None:
+            rates.append((r, t - t_from))
+        t += WINDOW_S / 2
+    name = "forward.rate_worst_0.5s"
+    if not rates:
+        return check(name, spec.rate_kbit, None, WINDOW_RATE_TOLERANCE, "kbit/s", None,
+                     "not measured: no 0.5 s stretch with the queue backlogged")
+    worst, at = min(rates)
+    return check(name, spec.rate_kbit, round(worst, 1), WINDOW_RATE_TOLERANCE, "kbit/s",
+                 worst >= spec.rate_kbit * (1 - WINDOW_RATE_TOLERANCE), f"slowest stretch starts at t={at:.1f} s")
+
+
+def owd_bound(spec: shaping.DirectionSpec, packet_bytes: int) -> tuple[float, float]:
+    """What a VoIP packet can physically see: the path's one-way delay, and at most that plus a full
+    queue, the packet in service ahead of it and its own serialization."""
+    limit = spec.limit_bytes if spec.limit_bytes is not None else (spec.limit_packets or 0) * shaping.MTU
+    wait_ms = (limit + shaping.MTU + packet_bytes) * 8 / spec.rate_kbit
+    return spec.delay_ms, spec.delay_ms + wait_ms
+
+
+def owd_bound_check(trial_dir: Path, flows: list[dict[str, Any]], spec: shaping.DirectionSpec,
+                    window: Window = (None, None)) -> dict[str, Any] | None:
+    """Every VoIP one-way delay inside the physical bounds (± the 0.5 ms emulator accuracy)."""
+    from analysis.parsers import read_voip
+    from analysis.summarize import voip_in_window
+
+    voip = [f for f in flows if f["kind"] == "voip"]
+    if not voip:
+        return None
+    outside, total, lo_seen, hi_seen = 0, 0, float("inf"), float("-inf")
+    for f in voip:
+        lo, hi = owd_bound(spec, int(f["packet_bytes"]))
+        log = read_voip(trial_dir / f"voip-{f['id']}.csv", trial_dir / f"voip-{f['id']}.json")
+        owd = voip_in_window(log, window)[0]["owd_ms"]
+        outside += int(((owd < lo - RTT_TOLERANCE_MS) | (owd > hi + RTT_TOLERANCE_MS)).sum())
+        total += len(owd)
+        if len(owd):
+            lo_seen, hi_seen = min(lo_seen, float(owd.min())), max(hi_seen, float(owd.max()))
+    return check("voip_owd_within_bounds", [round(lo, 2), round(hi, 2)], [round(lo_seen, 2), round(hi_seen, 2)],
+                 RTT_TOLERANCE_MS, "ms", outside == 0, f"{outside} of {total} packets outside")

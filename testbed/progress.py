@@ -1,0 +1,47 @@
+"""Progress the user can follow: trials done out of planned, and an estimate of the time left.
+
+The workflow writes a plan (every trial it will run, with its traffic duration) when it starts; each
+trial appends its wall time when it ends. Both files are plain text beside the results.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+
+def plan_path(results: Path) -> Path:
+    return results / ".plan.json"
+
+
+def write_plan(results: Path, trials: list[dict[str, Any]], lanes: int) -> str:
+    """trials: [{"dir": ..., "duration_s": ...}], only those not yet done. Returns a one-line forecast."""
+    results.mkdir(parents=True, exist_ok=True)
+    plan = {"created": time.time(), "lanes": max(1, lanes), "trials": trials}
+    plan_path(results).write_text(json.dumps(plan))
+    (results / ".progress.log").write_text("")
+    total = sum(t["duration_s"] for t in trials)
+    return (f"{len(trials)} trials to run, {total / 60:.0f} min of traffic; "
+            f"about {total / plan['lanes'] / 60 * 1.15:.0f} min with {plan['lanes']} lanes")
+
+
+def record_done(results: Path, trial_dir: str, wall_s: float, traffic_s: float) -> str | None:
+    """Append this trial's timing; return the progress line (None when no plan exists)."""
+    plan_file = plan_path(results)
+    if not plan_file.exists():
+        return None
+    plan = json.loads(plan_file.read_text())
+    log = results / ".progress.log"
+    with log.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.write(json.dumps({"dir": trial_dir, "wall_s": wall_s, "traffic_s": traffic_s}) + "\n")
+    done = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    done_dirs = {d["dir"] for d in done}
+    left = [t for t in plan["trials"] if t["dir"] not in done_dirs]
+    # Overhead per trial as measured so far, added to each remaining trial's traffic time.
+    overhead = sum(d["wall_s"] - d["traffic_s"] for d in done) / len(done)
+    eta = sum(t["duration_s"] + overhead for t in left) / plan["lanes"]
+    return (f"[progress] {len(plan['trials']) - len(left)}/{len(plan['trials'])} trials done, "
+            f"about {eta / 60:.1f} min left")

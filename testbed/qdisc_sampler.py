@@ -1,0 +1,250 @@
+"""Bottleneck queue sampler: qdisc backlog, drops and sent counters every few ms, as CSV.
+
+Runs in the network namespace it is started in (the router's). One netlink socket, one
+RTM_GETQDISC request per device per sample: forking `tc` 100 times a second would both miss
+slots and load the CPU that the emulation needs. Rows follow docs/trial-format.md (qdisc.csv).
+
+    python -m testbed.qdisc_sampler --out qdisc.csv --interval 0.01 \
+        --dev rt-eth1:forward:2: --dev rt-eth0:reverse:2:
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import signal
+import socket
+import struct
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TextIO
+
+from pyroute2.netlink import NLM_F_ECHO, NLM_F_REQUEST, NLMSG_ERROR
+from pyroute2.netlink.rtnl import RTM_GETQDISC, RTM_NEWQDISC
+from pyroute2.netlink.rtnl.tcmsg import tcmsg
+
+from testbed.realtime import realtime
+
+HEADER = "t,dev,role,backlog_bytes,backlog_pkts,drops,sent_bytes,sent_pkts,overlimits\n"
+FLUSH_EVERY_S = 1.0
+
+
+class SamplerError(RuntimeError):
+    """A device or qdisc the caller named is not there; the message says which."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One qdisc to sample: device, role label, and the handle as a 32-bit tc id."""
+
+    dev: str
+    role: str
+    handle: int
+    handle_text: str
+    ifindex: int = 0
+
+
+def parse_handle(text: str) -> int:
+    """tc notation (hex): '2:' -> 0x20000, '1:10' -> 0x10010."""
+    major, sep, minor = text.partition(":")
+    if not sep or not major:
+        raise ValueError(f"bad qdisc handle {text!r}: expected MAJOR: (hex), e.g. 2:")
+    return (int(major, 16) << 16) | int(minor or "0", 16)
+
+
+def parse_target(spec: str) -> Target:
+    """DEV:ROLE:HANDLE, the handle keeping its own colon (rt-eth1:forward:2:)."""
+    dev, role, handle = [*spec.split(":", 2), "", ""][:3]
+    if not dev or not role or not handle:
+        raise argparse.ArgumentTypeError(f"--dev {spec!r}: expected DEV:ROLE:HANDLE, e.g. rt-eth1:forward:2:")
+    try:
+        return Target(dev, role, parse_handle(handle), handle)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
+
+
+class QdiscReader:
+    """Reads one qdisc's stats by handle with a non-dump RTM_GETQDISC.
+
+    NLM_F_ECHO is what makes the kernel answer a non-dump get to the requester: without it the
+    reply goes only to RTNLGRP_TC listeners (and 6.x kernels skip it when nobody listens).
+    """
+
+    def __init__(self) -> None:
+        self._sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+        self._sock.bind((0, 0))
+        self._sock.settimeout(1.0)
+        self._seq = 0
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def resolve(self, target: Target) -> Target:
+        """Bind a target to its ifindex and check that its qdisc answers."""
+        try:
+            ifindex = socket.if_nametoindex(target.dev)
+        except OSError as e:
+            raise SamplerError(f"no device {target.dev!r} in this network namespace") from e
+        bound = Target(target.dev, target.role, target.handle, target.handle_text, ifindex)
+        self.stats(bound)
+        return bound
+
+    def stats(self, target: Target) -> tuple[int, int, int, int, int, int]:
+        """backlog_bytes, backlog_pkts, drops, sent_bytes, sent_pkts, overlimits."""
+        self._seq += 1
+        self._sock.send(self._request(target, self._seq))
+        while True:
+            data = self._sock.recv(65536)
+            _, mtype, _, seq, _ = struct.unpack_from("=IHHII", data)
+            if seq == self._seq:
+                break
+        if mtype == NLMSG_ERROR:
+            (err,) = struct.unpack_from("=i", data, 16)
+            raise SamplerError(self._explain(target, -err))
+        if mtype != RTM_NEWQDISC:
+            raise SamplerError(f"unexpected netlink reply type {mtype} for {target.dev}")
+        return _decode(data)
+
+    @staticmethod
+    def _request(target: Target, seq: int) -> bytes:
+        msg = tcmsg()
+        msg["index"] = target.ifindex
+        msg["handle"] = target.handle
+        msg["header"]["type"] = RTM_GETQDISC
+        msg["header"]["flags"] = NLM_F_REQUEST | NLM_F_ECHO
+        msg["header"]["sequence_number"] = seq
+        msg.encode()
+        return bytes(msg.data)
+
+    @staticmethod
+    def _explain(target: Target, errno_: int) -> str:
+        if errno_ in (2, 22):  # ENOENT: no such handle; EINVAL: handle mismatch
+            return (
+                f"no qdisc with handle {target.handle_text} on {target.dev} "
+                f"(see `tc qdisc show dev {target.dev}` in this namespace)"
+            )
+        if errno_ == 19:  # ENODEV
+            return f"device {target.dev} disappeared"
+        return f"RTM_GETQDISC for {target.dev} {target.handle_text} failed: errno {errno_}"
+
+
+def _decode(data: bytes) -> tuple[int, int, int, int, int, int]:
+    msg = tcmsg(data)
+    msg.decode()
+    st = msg.get_attr("TCA_STATS2")
+    basic = st.get_attr("TCA_STATS_BASIC") if st is not None else None
+    queue = st.get_attr("TCA_STATS_QUEUE") if st is not None else None
+    if basic is None or queue is None:
+        raise SamplerError("the kernel's qdisc reply has no TCA_STATS2 basic/queue stats")
+    return (
+        queue["backlog"], queue["qlen"], queue["drops"], basic["bytes"], basic["packets"], queue["overlimits"]
+    )
+
+
+@dataclass
+class Schedule:
+    """An absolute grid start + k*interval: lateness never accumulates into drift.
+
+    A sample taken more than half an interval after its slot is late; when a stall spans whole
+    slots, those are skipped (counted), not caught up with a burst.
+    """
+
+    start: float
+    interval: float
+    k: int = 0
+    samples: int = 0
+    late: int = 0
+    skipped: int = 0
+    last_t: float = 0.0
+
+    def wait(self) -> float:
+        """Sleep until the next slot; returns the slot time."""
+        slot = self.start + self.k * self.interval
+        delay = slot - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        return slot
+
+    def taken(self, slot: float, t: float) -> None:
+        """Account for a sample taken at t for `slot`, and move to the next future slot."""
+        self.samples += 1
+        self.last_t = t
+        if t - slot > self.interval / 2:
+            self.late += 1
+        nxt = max(self.k + 1, math.ceil((time.monotonic() - self.start) / self.interval))
+        self.skipped += nxt - self.k - 1
+        self.k = nxt
+
+    def summary(self) -> str:
+        mean = (self.last_t - self.start) / (self.samples - 1) if self.samples > 1 else float("nan")
+        return (
+            f"qdisc_sampler: {self.samples} samples, mean interval {mean * 1000:.3f} ms "
+            f"(target {self.interval * 1000:.3f}), {self.late} late (> {self.interval * 500:.1f} ms), "
+            f"{self.skipped} slots skipped"
+        )
+
+
+class _Stop:
+    """SIGTERM/SIGINT set a flag; the loop finishes its sample and flushes."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        signal.signal(signal.SIGTERM, self._handle)
+        signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.requested = True
+
+
+def sample_loop(reader: QdiscReader, targets: list[Target], out: TextIO, interval: float, stop: _Stop) -> Schedule:
+    """Sample every target on the grid until asked to stop."""
+    sched = Schedule(time.monotonic(), interval)
+    last_flush = sched.start
+    while not stop.requested:
+        slot = sched.wait()
+        if stop.requested:
+            break
+        t = time.monotonic()
+        for tg in targets:
+            t_asked = time.monotonic()
+            row = reader.stats(tg)
+            t_row = (t_asked + time.monotonic()) / 2  # the kernel read the counters in between
+            out.write(f"{t_row:.6f},{tg.dev},{tg.role},{','.join(map(str, row))}\n")
+        sched.taken(slot, t)
+        if t - last_flush >= FLUSH_EVERY_S:
+            out.flush()
+            last_flush = t
+    return sched
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m testbed.qdisc_sampler", description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--interval", type=float, default=0.01, help="seconds between samples")
+    ap.add_argument("--dev", type=parse_target, action="append", required=True, metavar="DEV:ROLE:HANDLE")
+    ap.add_argument("--rt-priority", type=int, default=10, help="SCHED_FIFO priority, 0 = normal scheduling")
+    args = ap.parse_args(argv)
+    if args.interval <= 0:
+        ap.error("--interval must be > 0")
+    stop = _Stop()
+    reader = QdiscReader()
+    try:
+        targets = [reader.resolve(t) for t in args.dev]
+        with args.out.open("w") as out:  # closing flushes, also when a device vanishes mid-run
+            out.write(HEADER)
+            with realtime(args.rt_priority) as policy:
+                sched = sample_loop(reader, targets, out, args.interval, stop)
+    except SamplerError as e:
+        print(f"qdisc_sampler: {e}", file=sys.stderr)
+        return 1
+    finally:
+        reader.close()
+    print(f"{sched.summary()}; {policy}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""`tcprepro trial`: run one trial of one cell, measure on the right kernel, analyse on the host.
+
+Where the measurement runs is decided per cell by the doctor's plan: on the host when its kernel has
+every feature the cell needs, else in the VM lane (pinned Debian kernel). Either way the host does
+the analysis and decides validity; a trial whose fidelity checks fail is run again, and the failed
+attempts' records are kept under invalid-attempts/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tcprepro import CHECKOUT
+from tcprepro.config import ConfigError, load_paper, load_workflow
+from testbed import cleanup, progress
+from testbed.doctor import CannotRun
+
+log = logging.getLogger("tcprepro.trial")
+INTERRUPTED_CODES = {130, 143, 128 + 2, 128 + 15}
+_ATTEMPT_KEEP = ("summary.json", "provenance.json", "trial.log", "spec.json")
+
+
+class TrialFailed(RuntimeError):
+    pass
+
+
+def partial_path(final_dir: Path) -> Path:
+    return final_dir.with_name(final_dir.name + ".partial")
+
+
+def failed_log_path(final_dir: Path) -> Path:
+    return final_dir.with_name(final_dir.name + ".failed.log")
+
+
+def _where(cell: Any) -> str:
+    if os.environ.get("TCPREPRO_IN_VM") == "1":
+        return "host"
+    from testbed.doctor import cell_where
+    return cell_where(cell)
+
+
+def _measure_in_vm(partial: Path) -> None:
+    from testbed.vm import vm_exec
+    env = {k: v for k, v in os.environ.items() if k.startswith("TCPREPRO_") and k != "TCPREPRO_VM_ACCEL"}
+    rc = vm_exec([sys.executable, "-m", "testbed.trial", "--spec", str(partial / "spec.json"),
+                  "--out", str(partial)], cwd=CHECKOUT, env=env)
+    if rc in INTERRUPTED_CODES:
+        from testbed.trial import TrialInterrupted
+        raise TrialInterrupted(f"VM job ended with {rc}")
+    if rc != 0:
+        raise TrialFailed(f"the measurement in the VM exited {rc}")
+
+
+def _measure_here(spec: dict[str, Any], partial: Path) -> None:
+    from testbed.trial import measure
+    measure(spec, partial)
+
+
+def run_attempt(spec: dict[str, Any], final_dir: Path, where: str) -> dict[str, Any]:
+    """One attempt: a fresh .partial directory, the measurement, the host-side analysis."""
+    from testbed.finalize import finalize
+    partial = partial_path(final_dir)
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    (partial / cleanup.OWNER_FILE).write_text(str(os.getpid()))
+    (partial / "spec.json").write_text(json.dumps(spec, indent=2))
+    try:
+        if where == "vm":
+            _measure_in_vm(partial)
+        else:
+            _measure_here(spec, partial)
+        return finalize(partial, final_dir)
+    except BaseException:
+        # The result is discarded; its log is kept beside it, where the user will look.
+        if (partial / "trial.log").exists():
+            shutil.move(partial / "trial.log", failed_log_path(final_dir))
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+
+
+def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_attempts: int) -> dict[str, Any]:
+    archived: list[Path] = []
+    for attempt in range(1, max_attempts + 1):
+        summary = run_attempt(spec, final_dir, where)
+        if summary["valid"] or attempt == max_attempts:
+            break
+        keep = final_dir.parent / f".{final_dir.name}-invalid-{attempt}"
+        shutil.rmtree(keep, ignore_errors=True)
+        keep.mkdir()
+        for name in _ATTEMPT_KEEP:
+            if (final_dir / name).exists():
+                shutil.copy2(final_dir / name, keep / name)
+        archived.append(keep)
+        print(f"attempt {attempt} invalid ({'; '.join(summary['invalid_reasons'])}): running it again",
+              file=sys.stderr)
+    if archived:
+        dest = final_dir / "invalid-attempts"
+        dest.mkdir(exist_ok=True)
+        for i, keep in enumerate(archived, 1):
+            keep.rename(dest / str(i))
+    summary["attempt"] = len(archived) + 1
+    summary["invalid_attempts"] = len(archived)
+    (final_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def main(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    try:
+        cfg = load_paper(args.paper)
+        spec = cfg.trial_spec(args.cell, args.trial, args.profile)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print("error: a trial builds network namespaces and qdiscs: run it as root", file=sys.stderr)
+        return 2
+    try:
+        where = _where(cfg.cells_by_id[args.cell])
+    except CannotRun as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    if where == "vm":
+        print(f"{args.paper}/{args.cell} trial {args.trial}: the host kernel lacks what this cell needs: "
+              f"measuring in the VM", file=sys.stderr)
+
+    from testbed.trial import TrialInterrupted, install_signal_handlers
+    install_signal_handlers()
+    cleanup.sweep(quiet=True)
+    out = args.out.resolve()
+    attempts = args.max_attempts or int(load_workflow().get("max_attempts", 2))
+    t0 = time.monotonic()
+    try:
+        summary = run_with_retries(spec, out, where, attempts)
+    except TrialInterrupted as exc:
+        print(f"interrupted ({exc}): trial {args.out} removed, nothing left behind", file=sys.stderr)
+        return 130
+    except Exception as exc:  # every failure becomes one clear line; the traceback is in the log
+        print(f"error: trial {args.out} failed: {exc}\n  log: {failed_log_path(out)}", file=sys.stderr)
+        return 1
+    kernel, timing = summary["kernel"], summary["timing"]
+    print(f"trial {args.out}: kernel {kernel['release']} ({kernel['where']}), set-up "
+          f"{timing.get('setup_s', 0):.2f} s + tear-down {timing.get('teardown_s', 0):.2f} s, "
+          f"valid={summary['valid']}"
+          + (f" ({'; '.join(summary['invalid_reasons'])})" if not summary["valid"] else ""))
+    line = progress.record_done(out.parents[2], str(out), time.monotonic() - t0, timing.get("traffic_s", 0.0))
+    if line:
+        print(line)
+    return 0

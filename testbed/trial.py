@@ -1,0 +1,413 @@
+"""One trial, start to finish: build the network, shape it, check it, measure, tear it down.
+
+The lifecycle lives here and nowhere else. Everything the trial starts is owned by a context that
+undoes it on success, failure, or SIGINT/SIGTERM (which the CLI turns into TrialInterrupted), and
+every process it starts carries a parent-death signal, so even a SIGKILLed runner leaves no traffic
+generator behind (its namespaces die with their last process; tracefs instances are swept later).
+The output directory is written as <trial>.partial and renamed into place only when complete.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import platform
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mininet.net import Mininet
+
+from cc.registry import CcChoice, resolve
+from testbed import fidelity, lanes, shaping
+from testbed.tracing import ProbeTrace
+from topologies.dumbbell import Dumbbell, receiver, receiver_ip, sender, stages
+
+log = logging.getLogger("tcprepro.trial")
+PYTHON = sys.executable
+SAMPLE_INTERVAL_S = 0.01
+START_LEAD_S = 0.5            # traffic starts this long after the last process is ready
+DRAIN_S = 1.0                 # receivers keep listening this long after senders stop
+
+
+class TrialInterrupted(Exception):
+    """SIGINT or SIGTERM arrived: unwind, clean up, leave no partial result."""
+
+
+def _raise_interrupted(signum: int, _frame: Any) -> None:
+    raise TrialInterrupted(signal.Signals(signum).name)
+
+
+def install_signal_handlers() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _raise_interrupted)
+
+
+@dataclass
+class Processes:
+    """Every process the trial started, stopped in reverse order on exit."""
+
+    procs: list[tuple[str, subprocess.Popen]] = field(default_factory=list)
+
+    def start(self, node: Any, name: str, argv: list[str], **kw: Any) -> subprocess.Popen:
+        # setpriv: the process gets SIGTERM if this runner dies, whatever the cause.
+        proc = node.popen(["setpriv", "--pdeathsig", "TERM", "--", *argv], **kw)
+        self.procs.append((name, proc))
+        return proc
+
+    def stop(self, name_prefix: str = "", timeout: float = 5.0) -> None:
+        for name, proc in reversed(self.procs):
+            if name.startswith(name_prefix) and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for name, proc in reversed(self.procs):
+            if not name.startswith(name_prefix):
+                continue
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                log.warning("%s did not stop on SIGTERM: killing it", name)
+                proc.kill()
+                proc.wait()
+
+
+def _wait_listening(node: Any, proto: str, port: int, timeout: float = 120.0) -> None:
+    """Block until a server in `node` listens on `port` (ss in its namespace)."""
+    flag = "-ltnH" if proto == "tcp" else "-lunH"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if f":{port} " in node.cmd(f"ss {flag} sport = :{port}") + " ":
+            return
+        time.sleep(0.02)
+    raise RuntimeError(f"{node.name}: nothing listening on {proto}/{port} after {timeout:.0f} s")
+
+
+def _tool_versions() -> dict[str, str]:
+    def first_line(argv: list[str]) -> str:
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=5)
+            return (out.stdout or out.stderr).strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.TimeoutExpired):
+            return "unavailable"
+    import mininet.net
+    return {
+        "iperf3": first_line(["iperf3", "--version"]),
+        "tcpdump": first_line(["tcpdump", "--version"]),
+        "tcptrace": first_line(["tcptrace", "-v"]),
+        "tc": first_line(["tc", "-V"]),
+        "mininet": getattr(mininet.net, "VERSION", "unknown"),
+        "python": platform.python_version(),
+    }
+
+
+def where_running() -> dict[str, Any]:
+    in_vm = os.environ.get("TCPREPRO_IN_VM") == "1"
+    return {"release": platform.release(), "where": "vm" if in_vm else "host",
+            "accel": os.environ.get("TCPREPRO_VM_ACCEL_USED") if in_vm else None}
+
+
+class Trial:
+    """A running trial: its network, its lane, its processes, its output directory."""
+
+    def __init__(self, spec: dict[str, Any], out_dir: Path) -> None:
+        self.spec = spec
+        self.scenario = spec["scenario"]
+        self.out = out_dir
+        self.flows = spec["flows"]
+        self.dirs = {d: shaping.DirectionSpec.from_config(self.scenario["bottleneck"][d])
+                     for d in ("forward", "reverse")}
+        self.stages = stages(self.scenario["pairs"])
+        self.procs = Processes()
+        self.provenance: dict[str, Any] = {"schema": "tcprepro.provenance/1"}
+        self.timing: dict[str, float] = {}
+        self.net: Mininet | None = None
+        self.lane: lanes.Lane | None = None
+        self._t_mark = time.monotonic()
+
+    def mark(self, what: str) -> None:
+        """Log how long the step that just ended took: set-up cost is a tracked figure."""
+        now = time.monotonic()
+        log.info("%-24s %.2f s", what, now - self._t_mark)
+        self._t_mark = now
+
+    # -- set-up ------------------------------------------------------------------------------
+    def build(self) -> None:
+        self.net = Mininet(topo=Dumbbell(pairs=self.scenario["pairs"]), controller=None,
+                           autoSetMacs=False, build=False)
+        self.net.build()
+        self.mark("built network")
+        offloads = {}
+        for node in self.net.hosts:
+            offloads[node.name] = shaping.disable_offloads(node)
+            for key, value in (self.scenario.get("sysctls") or {}).items():
+                shaping.run(node, f"sysctl -qw {key}={value}")
+        self.provenance["offloads"] = offloads
+        self.provenance["neighbours"] = shaping.static_neighbours(self.net)
+        self.mark("configured nodes")
+        self.provenance["sysctls"] = self.scenario.get("sysctls") or {}
+
+    def node(self, name: str) -> Any:
+        assert self.net is not None
+        return self.net.get(name)
+
+    def shape(self) -> None:
+        """Queues first, then calibrate the stack's own latency, then the delay stages."""
+        for d, stage in self.stages.items():
+            shaping.apply_queue(self.node(stage.queue_node), stage, self.dirs[d])
+        self.mark("applied queues")
+        rtt_cfg = self.dirs["forward"].delay_ms + self.dirs["reverse"].delay_ms
+        calibration = self.calibrate_delay(rtt_cfg)
+        self.mark("calibrated delay")
+        trees = {}
+        for d, stage in self.stages.items():
+            trees[f"{d}/queue"] = shaping.read_back(self.node(stage.queue_node), stage.queue_dev)
+            if self.dirs[d].needs_netem:
+                trees[f"{d}/delay"] = shaping.read_back(self.node(stage.delay_node), stage.delay_devs[0])
+        self.provenance["qdiscs"] = trees
+        self.provenance["calibration"] = calibration
+        checks = fidelity.static_checks(self.dirs, trees)
+        checks.append(fidelity.base_rtt_check(self.node(sender(0)), receiver_ip(0), rtt_cfg))
+        self.provenance["fidelity"] = checks
+        self.mark("checked path")
+
+    def calibrate_delay(self, rtt_cfg: float, rounds: int = 3) -> dict[str, Any]:
+        """Closed loop: set netem, measure the base RTT, correct netem by the error, repeat.
+
+        The stack and netem's own timers add latency (about 0.05 ms on a host kernel, 0.5-1 ms
+        under QEMU TCG); subtracting it keeps the base RTT at the configured value. Each direction
+        gets half the correction, in proportion to nothing else: the papers configured RTT/2 each way.
+        """
+        netem_dirs = [d for d, spec in self.dirs.items() if spec.needs_netem]
+        applied = {d: self.dirs[d].delay_ms for d in self.dirs}
+        history = []
+        for _ in range(rounds if netem_dirs else 1):
+            for d in netem_dirs:
+                stage = self.stages[d]
+                shaping.apply_delay(self.node(stage.delay_node), stage, self.dirs[d], applied[d], rtt_cfg)
+            measured = fidelity.base_rtt_ms(self.node(sender(0)), receiver_ip(0))
+            history.append({"netem_delay_ms": dict(applied), "base_rtt_ms": measured})
+            error = measured - rtt_cfg
+            if abs(error) <= fidelity.RTT_TOLERANCE_MS / 4 or not netem_dirs:
+                break
+            for d in netem_dirs:
+                applied[d] = max(0.0, applied[d] - error / len(netem_dirs))
+        return {"rounds": history, "netem_delay_ms": applied,
+                "note": "netem delay corrected until the median idle ping RTT matches the configured RTT"}
+
+    def resolve_ccs(self) -> dict[str, CcChoice]:
+        names = sorted({f["cc"] for f in self.flows if f["kind"] == "bulk"})
+        choices = {n: resolve(n) for n in names}
+        self.provenance["congestion_controls"] = {
+            n: {"impl": c.impl, "kernel_name": c.kernel_name, "params": c.params} for n, c in choices.items()}
+        return choices
+
+    # -- measurement ---------------------------------------------------------------------------
+    def port(self, flow: dict[str, Any]) -> int:
+        assert self.lane is not None
+        return self.lane.port_base + flow["port_offset"]
+
+    def start_receivers(self) -> None:
+        """Start every receiver and wait until all listen; remember how long a process takes to start
+        here (seconds on the host, far more under QEMU TCG) to schedule the senders' start."""
+        t_start = time.monotonic()
+        for f in self.flows:
+            rnode = self.node(receiver(f["pair"]))
+            if f["kind"] == "bulk":
+                self.procs.start(rnode, f"server-{f['id']}",
+                                 ["iperf3", "-s", "-1", "-B", receiver_ip(f["pair"]), "-p", str(self.port(f))],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            else:
+                self.procs.start(rnode, f"recv-{f['id']}",
+                                 [PYTHON, "-m", "traffic.voip", "recv", "--bind", receiver_ip(f["pair"]),
+                                  "--port", str(self.port(f)), "--out", str(self.out / f"voip-{f['id']}.csv")])
+        for f in self.flows:
+            _wait_listening(self.node(receiver(f["pair"])), "tcp" if f["kind"] == "bulk" else "udp",
+                            self.port(f))
+        self.timing["process_start_s"] = time.monotonic() - t_start
+
+    def start_monitors(self) -> None:
+        assert self.lane is not None
+        devs = [f"{st.queue_dev}:{d}:{shaping.QUEUE_HANDLE}" for d, st in self.stages.items()]
+        self.procs.start(self.node("rt"), "monitor-qdisc",
+                         [PYTHON, "-m", "testbed.qdisc_sampler", "--out", str(self.out / "qdisc.csv"),
+                          "--interval", str(SAMPLE_INTERVAL_S), *[x for d in devs for x in ("--dev", d)]],
+                         stderr=open(self.out / "qdisc_sampler.log", "w"))  # noqa: SIM115
+        lo, hi = self.lane.port_range
+        (self.out / "pcap").mkdir(exist_ok=True)
+        for pair in sorted({f["pair"] for f in self.flows if f["kind"] == "bulk"}):
+            s = sender(pair)
+            err = open(self.out / "pcap" / f"{s}.log", "w")  # noqa: SIM115
+            self.procs.start(self.node(s), f"monitor-pcap-{s}",
+                             ["tcpdump", "-i", f"{s}-eth0", "-s", "128", "-U", "-n", "-w",
+                              str(self.out / "pcap" / f"{s}.pcap"), f"tcp and portrange {lo}-{hi}"],
+                             stderr=err)
+            self._wait_file_line(self.out / "pcap" / f"{s}.log", "listening on")
+
+    @staticmethod
+    def _wait_file_line(path: Path, needle: str, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if needle in path.read_text():
+                return
+            time.sleep(0.02)
+        raise RuntimeError(f"{path.name}: '{needle}' not seen in {timeout:.0f} s: {path.read_text()[-300:]}")
+
+    def run_traffic(self, ccs: dict[str, CcChoice]) -> None:
+        """VoIP senders (Python: slow to start under TCG) are launched ahead with an absolute start
+        time; iperf3 clients (fast to start) are launched at their start time."""
+        duration = float(self.spec["duration_s"])
+        startup = self.timing.get("process_start_s", 0.0)
+        t0 = time.monotonic() + max(START_LEAD_S, 3 * startup)
+        self.provenance["t0_monotonic"] = t0
+        clients: list[subprocess.Popen] = []
+        for f in (f for f in self.flows if f["kind"] == "voip"):
+            argv = [PYTHON, "-m", "traffic.voip", "send", "--dst", receiver_ip(f["pair"]),
+                    "--port", str(self.port(f)), "--packet-bytes", str(f["packet_bytes"]),
+                    "--interval-ms", str(f["interval_ms"]), "--start-at", f"{t0 + f['start_s']:.6f}",
+                    "--duration", f"{duration - f['start_s']:.3f}", "--out", str(self.out / f"voip-{f['id']}.json")]
+            clients.append(self.procs.start(self.node(sender(f["pair"])), f"client-{f['id']}", argv,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        for f in sorted((f for f in self.flows if f["kind"] == "bulk"), key=lambda f: f["start_s"]):
+            time.sleep(max(0.0, t0 + float(f["start_s"]) - time.monotonic()))
+            remaining = max(1.0, t0 + duration - time.monotonic())
+            size = ["-n", str(f["bytes"])] if f.get("bytes") else ["-t", f"{remaining:.0f}"]
+            argv = ["iperf3", "-c", receiver_ip(f["pair"]), "-p", str(self.port(f)),
+                    "-C", ccs[f["cc"]].kernel_name, *size, "-J",
+                    "--logfile", str(self.out / f"iperf-{f['id']}.json")]
+            clients.append(self.procs.start(self.node(sender(f["pair"])), f"client-{f['id']}", argv,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        deadline = t0 + duration + 15.0 + 3 * startup
+        for proc in clients:
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired as exc:
+                raise RuntimeError(f"a traffic client still ran {deadline - t0 - duration:.0f} s after the "
+                                   f"trial's end: {' '.join(map(str, exc.cmd))[:200]}") from None
+        self.timing["traffic_s"] = time.monotonic() - t0
+        time.sleep(DRAIN_S)
+        failed = [(n, p) for n, p in self.procs.procs if n.startswith("client-") and p.returncode != 0]
+        if failed:
+            name, proc = failed[0]
+            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+            raise RuntimeError(f"{name} exited {proc.returncode}: {err.strip()[-500:]}")
+
+    # -- the whole lifecycle -------------------------------------------------------------------
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        with lanes.acquire() as lane:
+            self.lane = lane
+            self.provenance["port_base"] = lane.port_base
+            t_setup = time.monotonic()
+            t_down: float | None = None
+            try:
+                self.build()
+                self.shape()
+                ccs = self.resolve_ccs()
+                lo, hi = lane.port_range
+                with ProbeTrace(self.out / "tcp_probe.trace", lo, hi, tag=lane.tag):
+                    self.start_monitors()
+                    self.mark("started monitors")
+                    self.start_receivers()
+                    self.mark("started receivers")
+                    self.timing["setup_s"] = time.monotonic() - t_setup
+                    self.run_traffic(ccs)
+                    t_down = time.monotonic()
+                    self.procs.stop()
+                yield
+            finally:
+                t_down = t_down or time.monotonic()
+                self.procs.stop()
+                if self.net is not None:
+                    self.net.stop()
+                self.timing["teardown_s"] = time.monotonic() - t_down
+
+
+@contextlib.contextmanager
+def _scratch(partial: Path, local: bool) -> Iterator[Path]:
+    """Where the measurement writes while traffic runs. In the VM, a guest-local tmpfs: writing
+    raw series over the shared 9p mount costs emulated CPU while the link is being emulated.
+    Copied into `partial` when the measurement ends, whatever the outcome."""
+    if not local:
+        yield partial
+        return
+    import shutil
+    import tempfile
+    scratch = Path(tempfile.mkdtemp(prefix="tcprepro-trial-"))
+    try:
+        yield scratch
+    finally:
+        for item in scratch.iterdir():
+            dest = partial / item.name
+            if item.is_dir():
+                shutil.copytree(item, dest, dirs_exist_ok=True)
+            else:
+                shutil.copy2(item, dest)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def measure(spec: dict[str, Any], partial: Path) -> dict[str, Any]:
+    """The part of a trial that needs the kernel under test: raw series and provenance.json.
+
+    Analysis happens afterwards on the host (testbed/finalize.py), so a trial run in the VM pays
+    for neither pandas' import nor its computations under emulation.
+    """
+    handler = logging.FileHandler(partial / "trial.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    in_vm = os.environ.get("TCPREPRO_IN_VM") == "1"
+    try:
+        with _scratch(partial, local=in_vm) as out:
+            return _measure_into(spec, partial, out)
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+
+
+def _measure_into(spec: dict[str, Any], partial: Path, out: Path) -> dict[str, Any]:
+    trial = Trial(spec, out)
+    kernel = where_running()
+    log.info("trial %s/%s/%d on kernel %s (%s)", spec["paper"], spec["cell"], spec["trial"],
+             kernel["release"], kernel["where"])
+    try:
+        with trial.running():
+            pass
+    except BaseException as exc:
+        log.error("measurement failed: %s", exc, exc_info=not isinstance(exc, TrialInterrupted))
+        raise
+    prov = trial.provenance
+    prov.update({"kernel": kernel, "paper": spec["paper"], "cell": spec["cell"], "trial": spec["trial"],
+                 "config_sha256": spec.get("config_sha256"), "tools": _tool_versions(),
+                 "timing": trial.timing})
+    (partial / "provenance.json").write_text(json.dumps(prov, indent=2, default=str))
+    log.info("set-up %.2f s, tear-down %.2f s", trial.timing.get("setup_s", -1), trial.timing.get("teardown_s", -1))
+    return prov
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m testbed.trial --spec spec.json --out DIR`: measure only (what the VM runs)."""
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m testbed.trial", description=main.__doc__)
+    p.add_argument("--spec", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    install_signal_handlers()
+    try:
+        measure(json.loads(args.spec.read_text()), args.out)
+    except TrialInterrupted as exc:
+        print(f"interrupted ({exc}): measurement stopped, network torn down", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        print(f"error: measurement failed: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

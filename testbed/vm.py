@@ -1,0 +1,725 @@
+"""The VM lane: run trial commands inside one long-lived virtme-ng VM on the pinned Debian kernel.
+
+When the host kernel lacks what a paper needs (netem, tcp_htcp, ...), trials run in a VM booted
+from the pinned 6.1 kernel. A TCG boot takes ~30 s, so the VM is shared: the first ``vm_exec`` of
+a workflow run boots it (under a file lock), later and concurrent calls reuse it, and it powers
+off by itself after an idle period or on ``stop()``.
+
+Host and guest talk through files: the guest agent (testbed/vm_agent.py) polls a spool directory
+under ``<checkout>/results/.vm/``, which the guest sees writable over 9p. 9p shows host-created
+files to the guest within one poll and guest writes to the host at once (measured), and it needs
+no guest network, no vsock, no extra daemon.
+
+State, all under ``<checkout>/results/.vm/``: ``lock`` (flock), ``lane.json`` (the current VM),
+``console.log`` (kernel console and agent log of the latest boot), ``boots.jsonl`` (one record
+per boot), ``boot-<id>/`` (that boot's spool).
+
+CLI: ``python -m testbed.vm {exec [--cwd DIR] -- CMD ...|stop|status}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+AGENT = Path(__file__).resolve().with_name("vm_agent.py")
+KVM_CACHE = Path("/run/tcprepro/kvm.json")
+PINNED_GLOB = "vmlinuz-6.1.*-amd64"
+HEARTBEAT_EVERY = 2.0
+POLL = 0.1
+PICKUP_TIMEOUT = 60.0  # the agent scans its spool every 0.5 s
+# QEMU reopens its stdout/stderr by /proc/self/fd path with O_TRUNC and separate offsets, which
+# garbles a log file given directly: give it a pipe, and let cat append the pipe to the log.
+# udev would load these for QEMU's emulated hardware (SATA, SMBus, watchdogs, KVM, CPU crypto);
+# under TCG that doubled the boot. No trial needs them, and an explicit modprobe still works.
+_UDEV_BLACKLIST = ("kvm,kvm_amd,kvm_intel,ccp,psmouse,ahci,libahci,libata,sr_mod,cdrom,sg,iTCO_wdt,"
+                   "iTCO_vendor_support,i6300esb,i2c_i801,i2c_smbus,lpc_ich,pcspkr,serio_raw,evdev,"
+                   "button,qemu_fw_cfg,aesni_intel,sha1_ssse3,sha256_ssse3,sha512_ssse3,"
+                   "ghash_clmulni_intel,crc32c_intel,crc32_pclmul,crct10dif_pclmul,intel_pmc_bxt,"
+                   "powernow_k8,acpi_cpufreq,intel_rapl_msr,intel_rapl_common,joydev,floppy")
+_LOGGED = '{ "$@"; echo "# virtme-ng exited with status $?"; } 2>&1 | cat >> "$0"'
+
+
+class VMError(RuntimeError):
+    """The lane could not run a job (the VM died, or would not start)."""
+
+
+class VMBootError(VMError):
+    """The VM did not come up; the message names the console log and quotes its end."""
+
+
+class KernelNotFoundError(VMError):
+    """No pinned kernel image is installed."""
+
+
+@dataclass(frozen=True)
+class KernelImage:
+    path: Path
+    release: str
+
+
+@dataclass(frozen=True)
+class LaneConfig:
+    """VM size and timeouts; every field can be set from the environment (see from_env)."""
+
+    cpus: int = 2
+    memory: str = "3G"
+    idle: float = 60.0  # the VM powers off after this long without any job
+    orphan: float = 30.0  # a guest job whose caller stopped heart-beating this long is terminated
+    grace: float = 10.0  # SIGTERM -> SIGKILL delay for a cancelled guest job
+    boot_timeout: float = 240.0  # until the guest agent is ready
+    banner_timeout: float = 45.0  # until the kernel prints its banner (catches non-kernels)
+
+    @classmethod
+    def from_env(cls) -> LaneConfig:
+        env = os.environ
+        d = cls()
+        return cls(
+            cpus=int(env.get("TCPREPRO_VM_CPUS", d.cpus)),
+            memory=env.get("TCPREPRO_VM_MEMORY", d.memory),
+            idle=float(env.get("TCPREPRO_VM_IDLE", d.idle)),
+            orphan=float(env.get("TCPREPRO_VM_ORPHAN", d.orphan)),
+            grace=float(env.get("TCPREPRO_VM_GRACE", d.grace)),
+            boot_timeout=float(env.get("TCPREPRO_VM_BOOT_TIMEOUT", d.boot_timeout)),
+            banner_timeout=float(env.get("TCPREPRO_VM_BANNER_TIMEOUT", d.banner_timeout)),
+        )
+
+
+@dataclass
+class LaneInfo:
+    """What lane.json records about the running VM (pid = process group of vng/qemu)."""
+
+    pid: int
+    start_ticks: int
+    boot_id: str
+    kernel: str
+    release: str
+    accel: str
+    launched_at: float
+    boot_dir: str
+    ready: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- kernel and accelerator
+
+
+def _version_key(release: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", release))
+
+
+def pinned_kernel(boot: Path = Path("/boot")) -> KernelImage:
+    """The newest installed Debian 6.1 kernel: the one every VM trial runs on."""
+    images = sorted(boot.glob(PINNED_GLOB), key=lambda p: _version_key(p.name))
+    if not images:
+        raise KernelNotFoundError(
+            f"no pinned kernel {boot}/{PINNED_GLOB}: run `make deps` (installs linux-image-amd64)"
+        )
+    image = images[-1]
+    return KernelImage(path=image, release=image.name.removeprefix("vmlinuz-"))
+
+
+def _host_boot_id() -> str:
+    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+
+
+def kvm_usable(kernel: KernelImage | None = None, timeout: float = 40.0) -> bool:
+    """Whether a KVM guest really boots here (an openable /dev/kvm is not enough: guests hang
+    or abort on some hosts). Probed once per host boot and cached; TCPREPRO_VM_ACCEL overrides."""
+    override = os.environ.get("TCPREPRO_VM_ACCEL", "")
+    if override:
+        if override not in ("kvm", "tcg"):
+            raise ValueError(f"TCPREPRO_VM_ACCEL={override!r}: use kvm or tcg")
+        return override == "kvm"
+    boot_id = _host_boot_id()
+    with contextlib.suppress(OSError, ValueError):
+        cached = json.loads(KVM_CACHE.read_text())
+        if cached.get("boot_id") == boot_id:
+            return bool(cached["usable"])
+    usable, detail = _probe_kvm(kernel or pinned_kernel(), timeout)
+    with contextlib.suppress(OSError):
+        KVM_CACHE.parent.mkdir(parents=True, exist_ok=True)
+        KVM_CACHE.write_text(json.dumps({"boot_id": boot_id, "usable": usable, "detail": detail,
+                                         "checked_at": time.time()}))
+    return usable
+
+
+def _probe_kvm(kernel: KernelImage, timeout: float) -> tuple[bool, str]:
+    """Boot a tiny KVM guest; it must finish in time and see the kvm clock (else QEMU fell back
+    to TCG silently)."""
+    try:
+        os.close(os.open("/dev/kvm", os.O_RDWR))
+    except OSError as exc:
+        return False, f"/dev/kvm: {exc}"
+    cmd = [_vng(), "--run", str(kernel.path), "--force-9p", "--cpus", "1", "--memory", "512M",
+           "--user", "root", "--cwd", "/",
+           "--exec", "cat /sys/devices/system/clocksource/clocksource0/available_clocksource"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True, env=_vng_env(), cwd="/")
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid)
+        proc.wait()
+        return False, f"KVM guest did not finish within {timeout:.0f} s"
+    text = out.decode(errors="replace")
+    if proc.returncode == 0 and "kvm-clock" in text:
+        return True, "KVM guest booted"
+    return False, f"KVM guest failed (exit {proc.returncode}): {text.strip()[-300:]}"
+
+
+def select_accel(kernel: KernelImage | None = None) -> str:
+    return "kvm" if kvm_usable(kernel) else "tcg"
+
+
+# ---------------------------------------------------------------- processes
+
+
+def _vng() -> str:
+    here = Path(sys.executable).parent / "vng"
+    for cand in (here, CHECKOUT / ".venv/bin/vng"):
+        if cand.exists():
+            return str(cand)
+    found = shutil.which("vng")
+    if not found:
+        raise VMError("virtme-ng (vng) not found: run `make deps`")
+    return found
+
+
+def _vng_env() -> dict[str, str]:
+    """vng finds its helper virtme-run on PATH, so its own bin directory must be there."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(_vng()).parent), env.get("PATH", "/usr/bin:/bin")])
+    return env
+
+
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state, start time in ticks) of a process, or None if it is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw.rsplit(")", 1)[1].split()
+    return fields[0], int(fields[19])
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in "ZX":
+            members.append(int(entry.name))
+    return members
+
+
+def _kill_group(pgid: int, wait: float = 5.0) -> None:
+    """SIGTERM the whole vng/qemu process group, then SIGKILL whatever is left."""
+    for sig, pause in ((signal.SIGTERM, wait), (signal.SIGKILL, 2.0)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + pause
+        while time.monotonic() < deadline:
+            _reap_children()
+            if not _group_members(pgid):
+                return
+            time.sleep(0.1)
+
+
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def _reap_children() -> None:
+    """Collect VMs this process launched that have exited, so they do not linger as zombies."""
+    for pid, proc in list(_CHILDREN.items()):
+        if proc.poll() is not None:
+            del _CHILDREN[pid]
+
+
+def _alive(info: LaneInfo) -> bool:
+    _reap_children()
+    st = _proc_stat(info.pid)
+    return st is not None and st[1] == info.start_ticks and st[0] not in "ZX"
+
+
+# ---------------------------------------------------------------- the lane
+
+
+class Lane:
+    """One shared VM per checkout. Safe to use from several processes at once."""
+
+    def __init__(self, checkout: Path | None = None, *, kernel: KernelImage | None = None,
+                 accel: str | None = None, config: LaneConfig | None = None) -> None:
+        self.checkout = Path(checkout or CHECKOUT).resolve()
+        self.results = self.checkout / "results"
+        self.state = self.results / ".vm"
+        self.console = self.state / "console.log"
+        self._kernel = kernel
+        self._accel = accel
+        self.config = config or LaneConfig.from_env()
+
+    # -- state files
+
+    @contextlib.contextmanager
+    def _locked(self, cancel: threading.Event | None = None) -> Iterator[None]:
+        """Polls rather than blocks, so a cancelled caller stops waiting for another's boot."""
+        self.state.mkdir(parents=True, exist_ok=True)
+        with open(self.state / "lock", "w") as fh:
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if cancel is not None and cancel.is_set():
+                        raise _Cancelled from None
+                    time.sleep(0.2)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _read_info(self) -> LaneInfo | None:
+        try:
+            return LaneInfo(**json.loads((self.state / "lane.json").read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def _write_info(self, info: LaneInfo) -> None:
+        tmp = self.state / ".lane.json.tmp"
+        tmp.write_text(json.dumps(asdict(info)))
+        os.replace(tmp, self.state / "lane.json")
+
+    def _clear_info(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            (self.state / "lane.json").unlink()
+
+    # -- boot
+
+    def ensure_running(self, cancel: threading.Event | None = None) -> LaneInfo:
+        """Return the ready VM of this checkout, booting one if there is none."""
+        with self._locked(cancel):
+            info = self._read_info()
+            if info and _alive(info) and Path(info.boot_dir, "stopping").exists():
+                self._wait_exit(info, timeout=30.0)
+                info = None
+            if info and _alive(info):
+                return info if info.ready else self._wait_ready(info, cancel)
+            if info:  # a VM that is gone: make sure nothing of it lingers
+                _kill_group(info.pid)
+                self._clear_info()
+            return self._boot(cancel)
+
+    def _boot(self, cancel: threading.Event | None) -> LaneInfo:
+        kernel = self._kernel or pinned_kernel()
+        accel = self._accel or select_accel(kernel)
+        self._clean_old_boots()
+        boot_id = uuid.uuid4().hex[:12]
+        boot_dir = self.state / f"boot-{boot_id}"
+        (boot_dir / "jobs").mkdir(parents=True)
+        cmd = self._vng_command(kernel, accel, boot_dir)
+        self.console.write_text(f"# tcprepro.vm boot {boot_id}: {shlex.join(cmd)}\n")
+        try:
+            proc = subprocess.Popen(["/bin/sh", "-c", _LOGGED, str(self.console), *cmd],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, start_new_session=True,
+                                    cwd=self.checkout, env=_vng_env())
+        except OSError as exc:
+            raise VMBootError(f"cannot start virtme-ng: {exc}") from exc
+        _CHILDREN[proc.pid] = proc
+        stat = _proc_stat(proc.pid)
+        info = LaneInfo(pid=proc.pid, start_ticks=stat[1] if stat else 0, boot_id=boot_id,
+                        kernel=str(kernel.path), release=kernel.release, accel=accel,
+                        launched_at=time.time(), boot_dir=str(boot_dir))
+        self._write_info(info)
+        return self._wait_ready(info, cancel)
+
+    def _vng_command(self, kernel: KernelImage, accel: str, boot_dir: Path) -> list[str]:
+        """9p is forced: its write-through, uncached semantics are what the spool relies on."""
+        venv_bin = self.checkout / ".venv" / "bin"
+        prepend = [str(venv_bin)] if venv_bin.is_dir() else []
+        prepend.append(str(Path(sys.executable).parent))
+        agent = [sys.executable, "-S", "-u", str(AGENT), "--boot-dir", str(boot_dir), "--accel", accel,
+                 "--idle", str(self.config.idle), "--orphan", str(self.config.orphan),
+                 "--grace", str(self.config.grace)]
+        for p in dict.fromkeys(prepend):
+            agent += ["--path-prepend", p]
+        cmd = [_vng(), "--run", str(kernel.path), "--force-9p", "--verbose",
+               "--cpus", str(self.config.cpus), "--memory", self.config.memory, "--user", "root",
+               "--name", "tcprepro-vm", "--cwd", str(self.checkout), "--rwdir", str(self.results),
+               "--append", f"modprobe.blacklist={_UDEV_BLACKLIST}"]
+        if accel == "tcg":
+            cmd.append("--disable-kvm")
+        return [*cmd, "--exec", shlex.join(agent)]
+
+    def _wait_ready(self, info: LaneInfo, cancel: threading.Event | None) -> LaneInfo:
+        """Wait for the guest agent; whoever sees it ready first records the boot."""
+        ready_file = Path(info.boot_dir, "ready.json")
+        deadline = info.launched_at + self.config.boot_timeout
+        banner_by = info.launched_at + self.config.banner_timeout
+        while not ready_file.exists():
+            if not _alive(info):
+                self._fail_boot(info, "the VM exited before its agent was ready")
+            if time.time() > deadline:
+                self._fail_boot(info, f"agent not ready after {self.config.boot_timeout:.0f} s")
+            if banner_by and time.time() > banner_by:
+                if not _has_banner(self.console):
+                    self._fail_boot(info, f"no kernel banner on the console after "
+                                          f"{self.config.banner_timeout:.0f} s (not a bootable kernel?)")
+                banner_by = 0.0
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled
+            time.sleep(0.2)
+        info.ready = json.loads(ready_file.read_text())
+        info.ready["boot_seconds"] = round(time.time() - info.launched_at, 1)
+        self._write_info(info)
+        if info.ready["release"] != info.release:
+            self._fail_boot(info, f"guest runs {info.ready['release']}, expected {info.release}")
+        self._record_boot(info)
+        return info
+
+    def _record_boot(self, info: LaneInfo) -> None:
+        r = info.ready
+        _say(f"VM booted: kernel {r['release']}, accel {info.accel}, {r['cpus']} CPUs, "
+             f"{r['mem_kb'] // 1024} MiB, in {r['boot_seconds']} s (console log: {self.console})")
+        if not r.get("modules"):
+            _say(f"warning: no /lib/modules/{r['release']} in the guest: modprobe will fail")
+        with open(self.state / "boots.jsonl", "a") as fh:
+            fh.write(json.dumps({"at": info.launched_at, "boot_id": info.boot_id,
+                                 "kernel": info.kernel, "accel": info.accel, **r}) + "\n")
+
+    def _fail_boot(self, info: LaneInfo, reason: str) -> None:
+        _kill_group(info.pid)
+        self._clear_info()
+        shutil.rmtree(info.boot_dir, ignore_errors=True)
+        tail = _tail(self.console, 25)
+        raise VMBootError(f"VM boot failed ({info.kernel}, accel {info.accel}): {reason}.\n"
+                          f"Console log: {self.console}\n--- last lines ---\n{tail}")
+
+    def _clean_old_boots(self) -> None:
+        for old in self.state.glob("boot-*"):
+            shutil.rmtree(old, ignore_errors=True)
+
+    def _wait_exit(self, info: LaneInfo, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while _alive(info) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        _kill_group(info.pid)
+
+    # -- jobs
+
+    def exec(self, argv: list[str], cwd: Path | str, env: dict[str, str] | None = None) -> int:
+        """Run argv in the VM, streaming its output here; return its exit code.
+
+        SIGINT/SIGTERM (when called from the main thread) cancel the guest job: it gets SIGTERM,
+        is killed after the grace period, and this returns 128 + the signal number."""
+        if os.environ.get("TCPREPRO_IN_VM") == "1":
+            # Already in the guest (a job that calls vm_exec again): just run it.
+            return subprocess.call(argv, cwd=cwd, env={**os.environ, **(env or {})})
+        cancel = _CancelFlag()
+        with cancel.installed():
+            try:
+                info, job_dir = self._submit_until_started(argv, Path(cwd), env or {}, cancel.event)
+            except _Cancelled:
+                return 128 + cancel.signum
+            _say(f"job on kernel {info.ready['release']} ({info.accel}), VM pid {info.pid}: "
+                 f"{shlex.join(argv)}")
+            return self._follow(info, job_dir, cancel)
+
+    def _submit_until_started(self, argv: list[str], cwd: Path, env: dict[str, str],
+                              cancel: threading.Event) -> tuple[LaneInfo, Path]:
+        """Submit; resubmit to a fresh VM if the current one was powering off meanwhile."""
+        spec = {"argv": [str(a) for a in argv], "cwd": str(cwd.resolve()), "env": env}
+        for _ in range(3):
+            info = self.ensure_running(cancel)
+            try:
+                job_dir = self._submit(info, spec)
+            except OSError:  # that boot's spool is gone: the VM went away meanwhile
+                continue
+            if self._await_start(info, job_dir, cancel):
+                return info, job_dir
+            shutil.rmtree(job_dir, ignore_errors=True)
+        raise VMError(f"the VM kept shutting down before running the job; see {self.console}")
+
+    @staticmethod
+    def _submit(info: LaneInfo, spec: dict[str, Any]) -> Path:
+        job_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        jobs = Path(info.boot_dir, "jobs")
+        tmp = jobs / f".{job_id}"
+        tmp.mkdir()
+        (tmp / "spec.json").write_text(json.dumps(spec))
+        (tmp / "hb").touch()
+        os.replace(tmp, jobs / job_id)
+        return jobs / job_id
+
+    def _await_start(self, info: LaneInfo, job_dir: Path, cancel: threading.Event) -> bool:
+        """True once the agent took the job; False if that VM is going away (resubmit)."""
+        deadline = time.monotonic() + PICKUP_TIMEOUT
+        while True:
+            if (job_dir / "started").exists() or (job_dir / "exit").exists():
+                return True
+            if (job_dir / "rejected").exists() or not _alive(info):
+                return False
+            if time.monotonic() > deadline:
+                raise VMError(f"the VM's agent did not pick up the job in {PICKUP_TIMEOUT:.0f} s; "
+                              f"see {self.console}")
+            if cancel.is_set():
+                _request_cancel(job_dir)
+                raise _Cancelled
+            time.sleep(POLL)
+
+    def _follow(self, info: LaneInfo, job_dir: Path, cancel: _CancelFlag) -> int:
+        out = _Tail(job_dir / "out", sys.stdout)
+        err = _Tail(job_dir / "err", sys.stderr)
+        beat = checked = 0.0
+        give_up: float | None = None
+        while True:
+            now = time.monotonic()
+            out.pump()
+            err.pump()
+            code = _read_int(job_dir / "exit")
+            if code is not None:
+                out.pump()
+                err.pump()
+                shutil.rmtree(job_dir, ignore_errors=True)
+                with contextlib.suppress(OSError):
+                    job_dir.with_name(f"{job_dir.name}.cancel").unlink()
+                if cancel.event.is_set():
+                    _say(f"cancelled by signal {cancel.signum}; guest job exited with {code}")
+                    return 128 + cancel.signum
+                return code
+            if now - beat > HEARTBEAT_EVERY:
+                with contextlib.suppress(OSError):
+                    os.utime(job_dir / "hb")
+                beat = now
+            if cancel.event.is_set() and give_up is None:
+                _request_cancel(job_dir)
+                give_up = now + self.config.grace + 10.0
+            if give_up is not None and (now > give_up or cancel.count > 1):
+                _say("cancelled; guest job did not report its exit in time (the agent kills it)")
+                return 128 + cancel.signum
+            if now - checked > 1.0:
+                checked = now
+                if not _alive(info):
+                    out.pump()
+                    err.pump()
+                    raise VMError(f"the VM exited while the job ran; console log: {self.console}\n"
+                                  f"{_tail(self.console, 15)}")
+            time.sleep(POLL)
+
+    # -- control
+
+    def stop(self, timeout: float | None = None) -> bool:
+        """Power the VM off (its jobs get SIGTERM first); True if one was running."""
+        with self._locked():
+            info = self._read_info()
+            if info is None:
+                return False
+            was_alive = _alive(info)
+            if was_alive:
+                with contextlib.suppress(OSError):
+                    Path(info.boot_dir, "jobs", "stop").touch()
+                limit = timeout if timeout is not None else self.config.grace + 30.0
+                self._wait_exit(info, limit)
+            else:
+                _kill_group(info.pid)
+            self._clear_info()
+            return was_alive
+
+    def status(self) -> dict[str, Any] | None:
+        """The running VM's kernel, accel, pid, uptime and jobs; None if no VM is running."""
+        info = self._read_info()
+        if info is None or not _alive(info):
+            return None
+        jobs = []
+        for job in sorted(Path(info.boot_dir, "jobs").glob("[!.]*")):
+            if job.is_dir() and (job / "started").exists() and not (job / "exit").exists():
+                with contextlib.suppress(OSError, ValueError):
+                    jobs.append({"id": job.name,
+                                 "argv": json.loads((job / "spec.json").read_text())["argv"]})
+        return {"release": info.ready.get("release", info.release), "accel": info.accel,
+                "pid": info.pid, "ready": bool(info.ready),
+                "uptime": round(time.time() - info.launched_at, 1),
+                "boot_seconds": info.ready.get("boot_seconds"), "jobs": jobs,
+                "console": str(self.console)}
+
+
+# ---------------------------------------------------------------- helpers
+
+
+class _Cancelled(Exception):
+    pass
+
+
+class _CancelFlag:
+    """Turns SIGINT/SIGTERM into a flag the wait loops check, so the guest job gets cancelled
+    rather than the caller dying with the job still running."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signum = signal.SIGTERM
+        self.count = 0
+
+    def _handle(self, signum: int, _frame: object) -> None:
+        self.signum, self.count = signum, self.count + 1
+        self.event.set()
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        old = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+
+
+class _Tail:
+    """Copies what a growing file gains to a stream (binary when it has a buffer)."""
+
+    def __init__(self, path: Path, stream: IO[str]) -> None:
+        self.path, self.stream, self.pos = path, stream, 0
+
+    def pump(self) -> None:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.pos)
+                data = fh.read()
+        except OSError:
+            return
+        if not data:
+            return
+        self.pos += len(data)
+        buf = getattr(self.stream, "buffer", None)
+        if buf is not None:
+            self.stream.flush()
+            buf.write(data)
+            buf.flush()
+        else:
+            self.stream.write(data.decode(errors="replace"))
+            self.stream.flush()
+
+
+def _request_cancel(job_dir: Path) -> None:
+    with contextlib.suppress(OSError):
+        job_dir.with_name(f"{job_dir.name}.cancel").touch()
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _has_banner(console: Path) -> bool:
+    try:
+        with open(console, "rb") as fh:
+            return b"Linux version" in fh.read(1 << 20)
+    except OSError:
+        return False
+
+
+def _tail(path: Path, lines: int) -> str:
+    try:
+        text = path.read_bytes()[-20000:].decode(errors="replace")
+    except OSError:
+        return "(no console log)"
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", text)
+    kept = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(kept[-lines:])
+
+
+def _say(msg: str) -> None:
+    print(f"tcprepro.vm: {msg}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- module API and CLI
+
+
+def vm_exec(argv: list[str], cwd: Path, env: dict[str, str] | None = None, *,
+            checkout: Path | None = None) -> int:
+    """Run argv in this checkout's VM lane (booting it if needed); return its exit code."""
+    return Lane(checkout).exec(argv, cwd, env)
+
+
+def stop(checkout: Path | None = None) -> bool:
+    return Lane(checkout).stop()
+
+
+def status(checkout: Path | None = None) -> dict[str, Any] | None:
+    return Lane(checkout).status()
+
+
+def _forwarded_env(pairs: list[str]) -> dict[str, str]:
+    """The host's TCPREPRO_* settings travel with the job; --env K=V adds more."""
+    env = {k: v for k, v in os.environ.items() if k.startswith("TCPREPRO_") and k != "TCPREPRO_VM_ACCEL"}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--env {pair!r}: expected KEY=VALUE")
+        env[key] = value
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m testbed.vm", description=__doc__.splitlines()[0])
+    p.add_argument("--checkout", type=Path, default=CHECKOUT, help="repository root (default: %(default)s)")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    ex = sub.add_parser("exec", help="run a command in the VM")
+    ex.add_argument("--cwd", type=Path, default=Path.cwd())
+    ex.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
+    ex.add_argument("command", nargs=argparse.REMAINDER)
+    sub.add_parser("stop", help="power the VM off")
+    sub.add_parser("status", help="show the running VM")
+    args = p.parse_args(argv)
+    lane = Lane(args.checkout)
+    try:
+        if args.cmd == "exec":
+            command = args.command[1:] if args.command[:1] == ["--"] else args.command
+            if not command:
+                p.error("exec: no command given")
+            return lane.exec(command, args.cwd, _forwarded_env(args.env))
+        if args.cmd == "stop":
+            print("stopped" if lane.stop() else "no VM running")
+            return 0
+        st = lane.status()
+        if st is None:
+            print("no VM running")
+            return 0
+        print(f"kernel {st['release']}  accel {st['accel']}  pid {st['pid']}  uptime {st['uptime']} s"
+              f"  boot {st['boot_seconds']} s  jobs {len(st['jobs'])}")
+        for job in st["jobs"]:
+            print(f"  {job['id']}: {shlex.join(job['argv'])}")
+        return 0
+    except VMError as exc:
+        print(f"tcprepro.vm: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Traffic generators of a trial: bulk TCP, VoIP-like UDP, cross traffic."""
