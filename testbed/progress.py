@@ -23,8 +23,9 @@ def write_plan(results: Path, trials: list[dict[str, Any]], lanes: int) -> str:
     plan_path(results).write_text(json.dumps(plan))
     (results / ".progress.log").write_text("")
     total = sum(t["duration_s"] for t in trials)
-    return (f"{len(trials)} trials to run, {total / 60:.0f} min of traffic; "
-            f"about {total / plan['lanes'] / 60 * 1.15:.0f} min with {plan['lanes']} lanes")
+    return (f"{len(trials)} trials to run, {total / 60:.1f} min of traffic; "
+            f"about {total / plan['lanes'] / 60 * 1.15:.1f} min with {plan['lanes']} lanes "
+            f"(plus per-trial set-up, measured as trials finish)")
 
 
 def record_done(results: Path, trial_dir: str, wall_s: float, traffic_s: float) -> str | None:

@@ -1,0 +1,57 @@
+"""Shared fixtures for tests that run real trials: root, and a check that nothing is left behind."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+PAPERS = CHECKOUT / "tests" / "data" / "papers"
+TRACEFS_INSTANCES = Path("/sys/kernel/tracing/instances")
+
+
+def _count(cmd: str) -> int:
+    out = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True).stdout
+    return len([line for line in out.splitlines() if line.strip()])
+
+
+def machine_state() -> dict[str, object]:
+    """What a trial could leave behind: namespaces (named or held by a process), veths and bridges
+    in the root namespace, tracefs instances of ours, traffic and capture processes."""
+    return {
+        "netns": _count("lsns -t net -n -o NS | sort -u"),
+        "named_netns": _count("ip netns list"),
+        "veth": _count("ip -o link show type veth"),
+        "bridges": _count("ip -o link show type bridge | grep -v docker0"),
+        "instances": sorted(p.name for p in TRACEFS_INSTANCES.glob("tcprepro-*")) if TRACEFS_INSTANCES.exists()
+        else [],
+        "procs": sorted(subprocess.run(["pgrep", "-a", "-f", r"iperf3|tcpdump|traffic\.voip|qdisc_sampler|mininet:"],
+                                       capture_output=True, text=True).stdout.split("\n"))[1:],
+    }
+
+
+@pytest.fixture
+def nothing_left_behind():
+    """Assert the machine holds no more of our artefacts after the test than before it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: trials build namespaces and qdiscs")
+    before = machine_state()
+    yield
+    after = machine_state()
+    assert after == before, f"left behind: before={before} after={after}"
+
+
+@pytest.fixture
+def paper_env(monkeypatch):
+    """Run the CLI against the test papers (tests/data/papers), forced onto the host kernel."""
+    env = dict(os.environ, TCPREPRO_PAPER_DIR=str(PAPERS))
+    monkeypatch.setenv("TCPREPRO_PAPER_DIR", str(PAPERS))
+    return env
+
+
+def trial_cmd(paper: str, cell: str, out: Path, profile: str = "smoke", trial: int = 1) -> list[str]:
+    return [sys.executable, "-m", "tcprepro", "trial", "--paper", paper, "--cell", cell,
+            "--trial", str(trial), "--profile", profile, "--out", str(out)]

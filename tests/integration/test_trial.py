@@ -1,0 +1,151 @@
+"""Real trials on the host kernel: fidelity, isolation of concurrent trials, and clean teardown."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import trial_cmd
+
+pytestmark = pytest.mark.root
+
+# tests/data/papers/hostnet.yaml: 1 or 2 Mbit/s, 30000-byte drop-tail, no added delay, 8 s,
+# one CUBIC flow plus the VoIP-like flow. No netem needed, so the host kernel runs it.
+QUEUE_BYTES = 30000
+
+
+def run_trial(paper_env, out: Path, cell: str = "r1000", **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(trial_cmd("hostnet", cell, out, **kw), env=paper_env, capture_output=True,
+                          text=True, timeout=180)
+
+
+def load(out: Path, name: str) -> dict:
+    return json.loads((out / name).read_text())
+
+
+def test_host_trial_meets_its_fidelity_checks(tmp_path, paper_env, nothing_left_behind):
+    out = tmp_path / "hostnet" / "r1000" / "trial-1"
+    proc = run_trial(paper_env, out)
+    assert proc.returncode == 0, proc.stderr
+    assert "kernel " in proc.stdout and "set-up" in proc.stdout and "tear-down" in proc.stdout
+    summary, prov = load(out, "summary.json"), load(out, "provenance.json")
+    assert summary["valid"], summary["invalid_reasons"]
+    checks = {c["name"]: c for c in prov["fidelity"]}
+    assert checks["forward.queue_limit"]["measured"] == QUEUE_BYTES
+    assert abs(checks["forward.rate_at_saturation"]["measured"] - 1000) <= 20
+    assert checks["base_rtt"]["measured"] <= 0.5
+    assert checks["queued_packet_size"]["measured"] <= 1500
+    m = summary["metrics"]
+    # The queue never holds more than its limit; VoIP delay is bounded by it (+ one MTU ahead).
+    assert m["q_forward_backlog_bytes_max"] <= QUEUE_BYTES
+    assert m["owd_max_ms"] <= (QUEUE_BYTES + 1500 + 186) * 8 / 1000 + 0.5
+    assert m["owd_median_ms"] > 100, "a CUBIC flow keeps a drop-tail queue mostly full"
+    # Goodput near the link rate less headers (1448/1500 of 1 Mbit/s), VoIP's share aside.
+    assert 850 <= m["goodput_kbit_s"] <= 970
+    assert m["q_forward_drops"] > 0 and m["retransmits"] > 0
+    # The tcp:tcp_probe trace is this trial's own: every event's dport is in its port block.
+    ports = {int(line.split("dest=")[1].split()[0].rsplit(":", 1)[1])
+             for line in (out / "tcp_probe.trace").read_text().splitlines() if "tcp_probe:" in line}
+    assert ports and all(prov["port_base"] <= p < prov["port_base"] + 100 for p in ports)
+    assert prov["kernel"]["where"] == "host"
+    assert summary["timing"]["setup_s"] < 10 and summary["timing"]["teardown_s"] < 10
+    assert not out.with_name("trial-1.partial").exists()
+
+
+def test_concurrent_trials_do_not_see_each_other(tmp_path, paper_env, nothing_left_behind):
+    outs = {cell: tmp_path / "hostnet" / cell / "trial-1" for cell in ("r1000", "r2000")}
+    procs = {cell: subprocess.Popen(trial_cmd("hostnet", cell, out), env=paper_env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True) for cell, out in outs.items()}
+    for cell, proc in procs.items():
+        _, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err
+    bases = set()
+    for cell, out in outs.items():
+        summary, prov = load(out, "summary.json"), load(out, "provenance.json")
+        assert summary["valid"], summary["invalid_reasons"]
+        # Each trial measured its own bottleneck (1000 vs 2000 kbit/s), not its neighbour's.
+        rate = {c["name"]: c for c in prov["fidelity"]}["forward.rate_at_saturation"]["measured"]
+        assert abs(rate - int(cell[1:])) <= 0.02 * int(cell[1:]), (cell, rate)
+        bases.add(prov["port_base"])
+        ports = {int(line.split("dest=")[1].split()[0].rsplit(":", 1)[1])
+                 for line in (out / "tcp_probe.trace").read_text().splitlines() if "tcp_probe:" in line}
+        assert all(prov["port_base"] <= p < prov["port_base"] + 100 for p in ports)
+    assert len(bases) == 2, "the two trials must hold different lanes"
+
+
+def _wait_for_traffic(out: Path, timeout: float = 60) -> None:
+    qdisc = out.with_name(out.name + ".partial") / "qdisc.csv"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if qdisc.exists() and qdisc.stat().st_size > 5000:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the trial never started its traffic")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_midway_leaves_nothing(tmp_path, paper_env, nothing_left_behind, sig):
+    out = tmp_path / "hostnet" / "r1000" / "trial-1"
+    proc = subprocess.Popen(trial_cmd("hostnet", "r1000", out), env=paper_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    _wait_for_traffic(out)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert not out.exists() and not out.with_name("trial-1.partial").exists()
+
+
+def test_sigkill_midway_is_swept(tmp_path, paper_env, nothing_left_behind):
+    """kill -9 runs no handler: processes die by their parent-death signal, namespaces with their
+    last process, and the sweep removes the tracefs instance and the partial directory."""
+    results = tmp_path / "results"
+    out = results / "smoke" / "hostnet" / "r1000" / "trial-1"
+    proc = subprocess.Popen(trial_cmd("hostnet", "r1000", out), env=paper_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    _wait_for_traffic(out)
+    proc.kill()
+    proc.wait()
+    time.sleep(2)   # parent-death signals and shell hang-ups take effect
+    from testbed.cleanup import sweep
+    removed = sweep(results=results, quiet=True)
+    assert any("partial trial" in r for r in removed)
+    assert not out.with_name("trial-1.partial").exists()
+
+
+def test_bad_config_is_rejected_before_anything_starts(tmp_path, paper_env, nothing_left_behind):
+    bad = tmp_path / "papers"
+    bad.mkdir()
+    text = (Path(paper_env["TCPREPRO_PAPER_DIR"]) / "hostnet.yaml").read_text()
+    (bad / "hostnet.yaml").write_text(text.replace("limit_bytes: 30000", "limit_bytes: -5", 1))
+    out = tmp_path / "out" / "trial-1"
+    proc = subprocess.run(trial_cmd("hostnet", "r1000", out), env={**paper_env, "TCPREPRO_PAPER_DIR": str(bad)},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "scenario.bottleneck.forward.limit_bytes" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_cell_is_named(tmp_path, paper_env):
+    proc = run_trial(paper_env, tmp_path / "x" / "trial-1", cell="r999")
+    assert proc.returncode == 2 and "no cell 'r999'" in proc.stderr and "r1000" in proc.stderr
+
+
+def test_missing_kernel_feature_fails_loudly(tmp_path, paper_env, nothing_left_behind):
+    """Forced onto a host kernel without netem, a delay cell must refuse to run, naming netem."""
+    import os
+    from testbed.doctor import probe_kernel
+    if {c.name: c for c in probe_kernel()}["qdisc:netem"].ok:
+        pytest.skip("this kernel has netem")
+    out = tmp_path / "vmsmoke" / "trial-1"
+    proc = subprocess.run(trial_cmd("vmsmoke", "cubic-rtt50-f1", out),
+                          env={**paper_env, **os.environ, "TCPREPRO_KERNEL": "host",
+                               "TCPREPRO_PAPER_DIR": paper_env["TCPREPRO_PAPER_DIR"]},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3, proc.stderr
+    assert "qdisc:netem" in proc.stderr and "Fix" in proc.stderr
+    assert not out.exists()

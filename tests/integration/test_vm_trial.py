@@ -1,0 +1,53 @@
+"""The testbed's acceptance trial, measured in the VM on the pinned kernel (this host lacks netem):
+1 Mbit/s, 25 ms one-way each way, 60000-byte drop-tail queue, one CUBIC flow + VoIP, 30 s."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from tests.integration.conftest import CHECKOUT, trial_cmd
+
+pytestmark = [pytest.mark.root, pytest.mark.vm]
+
+
+@pytest.fixture
+def vm_results():
+    vm = pytest.importorskip("testbed.vm")
+    try:
+        vm.pinned_kernel()
+    except vm.KernelNotFoundError as exc:
+        pytest.skip(str(exc))
+    out = CHECKOUT / "results" / "test-vm"        # the VM writes only below results/
+    shutil.rmtree(out, ignore_errors=True)
+    yield out
+    vm.stop()
+    shutil.rmtree(out, ignore_errors=True)
+
+
+def test_acceptance_trial_in_vm(vm_results, paper_env, nothing_left_behind):
+    out = vm_results / "vmsmoke" / "cubic-rtt50-f1" / "trial-1"
+    env = {**paper_env, "TCPREPRO_KERNEL": "vm"}
+    proc = subprocess.run(trial_cmd("vmsmoke", "cubic-rtt50-f1", out), env=env, capture_output=True, text=True,
+                          timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    print(proc.stdout)
+    summary = json.loads((out / "summary.json").read_text())
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["kernel"]["where"] == "vm" and prov["kernel"]["release"].startswith("6.1.")
+    assert "(vm)" in proc.stdout and "set-up" in proc.stdout
+    assert summary["valid"], summary["invalid_reasons"]
+    checks = {c["name"]: c for c in prov["fidelity"]}
+    assert abs(checks["base_rtt"]["measured"] - 50) <= 0.5
+    assert checks["forward.queue_limit"]["measured"] == 60000
+    assert abs(checks["forward.rate_at_saturation"]["measured"] - 1000) <= 20
+    m = summary["metrics"]
+    # One-way delay: at least the path's 25 ms, at most 25 ms + a full queue (480 ms) + the packet
+    # in service (12 ms) + its own serialization (1.5 ms), within the 0.5 ms emulator accuracy.
+    assert 24.5 <= m["owd_min_ms"] and m["owd_max_ms"] <= 25 + 480 + 12 + 1.5 + 0.5
+    assert m["owd_median_ms"] > 300, "CUBIC keeps the 60000-byte queue mostly full"
+    assert prov["congestion_controls"]["cubic"]["kernel_name"] == "cubic"
+    status = subprocess.run(["pgrep", "-c", "-f", "qemu-system"], capture_output=True, text=True)
+    assert status.stdout.strip() in ("0", "1")     # at most the lane's own VM, stopped by the fixture

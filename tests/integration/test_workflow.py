@@ -1,0 +1,76 @@
+"""The Snakemake workflow end to end on the host kernel: aggregation, progress, resume, rejection."""
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import CHECKOUT
+
+pytestmark = pytest.mark.root
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+
+
+def snakemake(env, results: Path, profile: str, *extra: str, **kw) -> list[str]:
+    return [SNAKEMAKE, "--cores", "1", "--directory", str(CHECKOUT), "--snakefile", str(CHECKOUT / "Snakefile"),
+            "--config", "papers=[hostnet]", f"results={results}", f"profile={profile}", *extra]
+
+
+def test_smoke_workflow_aggregates_and_resumes(tmp_path, paper_env, nothing_left_behind):
+    results = tmp_path / "results"
+    proc = subprocess.run(snakemake(paper_env, results, "smoke"), env=paper_env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    assert "[plan] profile smoke: 1 trials to run" in out
+    assert "[progress] 1/1 trials done" in out
+    cell = json.loads((results / "smoke" / "hostnet" / "r1000" / "cell.json").read_text())
+    assert cell["complete"] and cell["n_valid"] == 1
+    assert cell["metrics"]["goodput_kbit_s"]["n"] == 1
+    again = subprocess.run(snakemake(paper_env, results, "smoke"), env=paper_env, capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_interrupted_workflow_does_not_redo_finished_trials(tmp_path, paper_env, nothing_left_behind):
+    results = tmp_path / "results"
+    first = results / "quick" / "hostnet" / "r1000" / "trial-1" / "summary.json"
+    proc = subprocess.Popen(snakemake(paper_env, results, "quick"), env=paper_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not first.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert first.exists(), "the first trial never finished"
+    time.sleep(3)                         # the second trial is now mid-traffic
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    mtime = first.stat().st_mtime
+    assert not list(results.rglob("*.partial")), "an interrupted trial left a partial directory"
+    resumed = subprocess.run(snakemake(paper_env, results, "quick"), env=paper_env, capture_output=True, text=True,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert first.stat().st_mtime == mtime, "a finished trial was run again"
+    planned = re.search(r"(\d+) trials to run", resumed.stdout + resumed.stderr)
+    assert planned and 1 <= int(planned.group(1)) < 6, "the resumed run plans only what is not done"
+    for cell in ("r1000", "r2000"):
+        assert json.loads((results / "quick" / "hostnet" / cell / "cell.json").read_text())["complete"]
+
+
+def test_bad_config_stops_the_workflow_before_any_trial(tmp_path, paper_env):
+    bad = tmp_path / "papers"
+    bad.mkdir()
+    text = (Path(paper_env["TCPREPRO_PAPER_DIR"]) / "hostnet.yaml").read_text()
+    (bad / "hostnet.yaml").write_text(text.replace("trials: 3", "trials: three", 1))
+    results = tmp_path / "results"
+    env = {**paper_env, "TCPREPRO_PAPER_DIR": str(bad)}
+    proc = subprocess.run(snakemake(env, results, "quick"), env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "profiles.quick.trials" in proc.stdout + proc.stderr
+    assert not results.exists()
