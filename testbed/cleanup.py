@@ -15,7 +15,7 @@ from testbed.tracing import sweep_stale_instances
 OWNER_FILE = ".owner"
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -34,7 +34,7 @@ def stale_partials(results: Path) -> list[Path]:
             pid = int(owner.read_text())
         except (OSError, ValueError):
             pid = 0
-        if not pid or not _alive(pid):
+        if not pid or not pid_alive(pid):
             out.append(d)
     return out
 

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from cc import registry as cc_registry
 from tcprepro.config import NOT_PAPERS, PAPER_DIR, load_paper
+from testbed.cleanup import pid_alive
 
 RUN_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro"))
 CACHE_PATH = RUN_DIR / "host-features.json"
@@ -104,22 +105,12 @@ def _err(proc: subprocess.CompletedProcess[str]) -> str:
     return text[-1].removeprefix("Error: ") if text else f"exit status {proc.returncode}"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep_stale_namespaces() -> list[str]:
     """Delete scratch namespaces of doctor runs that died before their cleanup ran."""
     removed = []
     for entry in NETNS_DIR.glob(f"{NETNS_PREFIX}*") if NETNS_DIR.is_dir() else ():
         pid = entry.name.removeprefix(NETNS_PREFIX)
-        if pid.isdigit() and not _pid_alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             _run("ip", "netns", "delete", entry.name)
             removed.append(entry.name)
     return removed

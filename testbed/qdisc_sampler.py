@@ -12,21 +12,19 @@ from __future__ import annotations
 
 import argparse
 import math
-import signal
 import socket
 import struct
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import TextIO
 
 from pyroute2.netlink import NLM_F_ECHO, NLM_F_REQUEST, NLMSG_ERROR
 from pyroute2.netlink.rtnl import RTM_GETQDISC, RTM_NEWQDISC
 from pyroute2.netlink.rtnl.tcmsg import tcmsg
 
-from testbed.realtime import realtime
+from testbed.timed_loop import StopFlag, realtime
 
 HEADER = "t,dev,role,backlog_bytes,backlog_pkts,drops,sent_bytes,sent_pkts,overlimits\n"
 FLUSH_EVERY_S = 1.0
@@ -187,19 +185,9 @@ class Schedule:
         )
 
 
-class _Stop:
-    """SIGTERM/SIGINT set a flag; the loop finishes its sample and flushes."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        signal.signal(signal.SIGTERM, self._handle)
-        signal.signal(signal.SIGINT, self._handle)
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self.requested = True
 
 
-def sample_loop(reader: QdiscReader, targets: list[Target], out: TextIO, interval: float, stop: _Stop) -> Schedule:
+def sample_loop(reader: QdiscReader, targets: list[Target], out: TextIO, interval: float, stop: StopFlag) -> Schedule:
     """Sample every target on the grid until asked to stop."""
     sched = Schedule(time.monotonic(), interval)
     last_flush = sched.start
@@ -229,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.interval <= 0:
         ap.error("--interval must be > 0")
-    stop = _Stop()
+    stop = StopFlag()
     reader = QdiscReader()
     try:
         targets = [reader.resolve(t) for t in args.dev]

@@ -14,17 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import signal
 import socket
 import struct
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import FrameType
 from typing import TextIO
 
-from testbed.realtime import realtime
+from testbed.timed_loop import StopFlag, realtime
 
 IP_UDP_HEADERS = 28  # IPv4 (20, no options) + UDP (8): packet_bytes is the IP datagram size
 MAGIC = b"TRV1"
@@ -35,16 +33,6 @@ FLUSH_EVERY_S = 1.0
 CSV_HEADER = "seq,t_send,t_recv,owd_ms\n"
 
 
-class _Stop:
-    """SIGTERM/SIGINT end the run at the next packet boundary, so files are always complete."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        signal.signal(signal.SIGTERM, self._handle)
-        signal.signal(signal.SIGINT, self._handle)
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self.requested = True
 
 
 # --------------------------------------------------------------------------------------------
@@ -70,7 +58,7 @@ class SendReport:
     port: int
 
 
-def _sleep_until(t: float, stop: _Stop) -> None:
+def _sleep_until(t: float, stop: StopFlag) -> None:
     while not stop.requested:
         delay = t - time.monotonic()
         if delay <= 0:
@@ -79,7 +67,7 @@ def _sleep_until(t: float, stop: _Stop) -> None:
 
 
 def send(dst: str, port: int, packet_bytes: int, interval_ms: float, duration: float,
-         start_at: float | None, stop: _Stop) -> SendReport:
+         start_at: float | None, stop: StopFlag) -> SendReport:
     """Send on the absolute grid start + i*interval, stamping each packet when it leaves.
 
     The stamp is the actual send instant, not the slot, so sender lateness never shows up as
@@ -162,7 +150,7 @@ def _open_receiver(bind: str, port: int) -> socket.socket:
     return sock
 
 
-def receive(sock: socket.socket, out: TextIO, duration: float | None, stop: _Stop) -> RecvStats:
+def receive(sock: socket.socket, out: TextIO, duration: float | None, stop: StopFlag) -> RecvStats:
     """Write one CSV row per stamped datagram until stopped or `duration` has passed."""
     st = RecvStats()
     sizes: set[int] = set()
@@ -219,7 +207,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _main_send(a: argparse.Namespace) -> int:
-    stop = _Stop()
+    stop = StopFlag()
     with realtime(a.rt_priority) as policy:
         rep = send(a.dst, a.port, a.packet_bytes, a.interval_ms, a.duration, a.start_at, stop)
     a.out.write_text(json.dumps({**asdict(rep), "sched": policy}, indent=1) + "\n")
@@ -227,7 +215,7 @@ def _main_send(a: argparse.Namespace) -> int:
 
 
 def _main_recv(a: argparse.Namespace) -> int:
-    stop = _Stop()
+    stop = StopFlag()
     with _open_receiver(a.bind, a.port) as sock, a.out.open("w") as out:
         out.write(CSV_HEADER)
         out.flush()

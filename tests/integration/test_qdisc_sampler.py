@@ -8,82 +8,41 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.integration.netns import NetnsPair, netns_pair
 
 pytestmark = [
     pytest.mark.root,
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, tc)"),
 ]
 
-REPO = Path(__file__).resolve().parents[2]
 LIMIT = 30000
 RATE_BPS = 1_000_000
 SUMMARY_RX = re.compile(r"(\d+) samples, mean interval ([\d.]+) ms .*?, (\d+) late .*?, (\d+) slots skipped")
-_seq = itertools.count()
-
-
-@dataclass
-class Bottleneck:
-    """Namespace A egress: htb 1 Mbit/s root 1:, bfifo limit 30000 leaf 2:; B is the sink."""
-
-    a: str
-    b: str
-    dev: str = "qa"
-    ip_b: str = "10.78.0.2"
-    procs: list[subprocess.Popen[Any]] = field(default_factory=list)
-
-    def popen(self, ns: str, *cmd: str, **kw: Any) -> subprocess.Popen[Any]:
-        p = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], **kw)
-        self.procs.append(p)
-        return p
-
-    def run(self, ns: str, *cmd: str) -> str:
-        return subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True, capture_output=True, text=True).stdout
-
-
-def _sh(*cmd: str) -> None:
-    subprocess.run(cmd, check=True, capture_output=True)
 
 
 @pytest.fixture
-def bottleneck() -> Iterator[Bottleneck]:
-    tag = f"{os.getpid() % 100000}{next(_seq)}"
-    net = Bottleneck(f"qsA{tag}", f"qsB{tag}")
-    try:
-        for ns in (net.a, net.b):
-            _sh("ip", "netns", "add", ns)
-            _sh("ip", "-n", ns, "link", "set", "lo", "up")
-        _sh("ip", "link", "add", net.dev, "netns", net.a, "type", "veth", "peer", "name", "qb", "netns", net.b)
-        _sh("ip", "-n", net.a, "addr", "add", "10.78.0.1/24", "dev", net.dev)
-        _sh("ip", "-n", net.b, "addr", "add", f"{net.ip_b}/24", "dev", "qb")
-        _sh("ip", "-n", net.a, "link", "set", net.dev, "up")
-        _sh("ip", "-n", net.b, "link", "set", "qb", "up")
-        tc = ("ip", "netns", "exec", net.a, "tc")
-        _sh(*tc, "qdisc", "add", "dev", net.dev, "root", "handle", "1:", "htb", "default", "10")
-        _sh(*tc, "class", "add", "dev", net.dev, "parent", "1:", "classid", "1:10", "htb", "rate", "1mbit")
-        _sh(*tc, "qdisc", "add", "dev", net.dev, "parent", "1:10", "handle", "2:", "bfifo", "limit", str(LIMIT))
+def bottleneck() -> Iterator[NetnsPair]:
+    """Namespace A egress: htb 1 Mbit/s root 1:, bfifo limit 30000 leaf 2:; B is the sink."""
+    with netns_pair("qs", "10.78.0.0/24", dev_a="qa", dev_b="qb") as net:
+        tc = (net.a, "tc")
+        net.run(*tc, "qdisc", "add", "dev", net.dev_a, "root", "handle", "1:", "htb", "default", "10")
+        net.run(*tc, "class", "add", "dev", net.dev_a, "parent", "1:", "classid", "1:10", "htb", "rate", "1mbit")
+        net.run(*tc, "qdisc", "add", "dev", net.dev_a, "parent", "1:10", "handle", "2:", "bfifo", "limit", str(LIMIT))
         yield net
-    finally:
-        for p in net.procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait(timeout=10)
-        for ns in (net.a, net.b):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
 
 
-def _sampler(net: Bottleneck, out: Path, *devs: str) -> subprocess.Popen[Any]:
-    args = [sys.executable, "-m", "testbed.qdisc_sampler", "--out", str(out), "--interval", "0.01"]
+def _sampler(net: NetnsPair, out: Path, *devs: str) -> subprocess.Popen[Any]:
+    args = ["-m", "testbed.qdisc_sampler", "--out", str(out), "--interval", "0.01"]
     for d in devs:
         args += ["--dev", d]
-    return net.popen(net.a, *args, cwd=REPO, stderr=subprocess.PIPE, text=True)
+    return net.python(net.a, *args, stderr=subprocess.PIPE, text=True)
 
 
 def _wait_rows(path: Path, proc: subprocess.Popen[Any]) -> None:
@@ -94,7 +53,7 @@ def _wait_rows(path: Path, proc: subprocess.Popen[Any]) -> None:
         time.sleep(0.05)
 
 
-def _flood(net: Bottleneck, seconds: int) -> None:
+def _flood(net: NetnsPair, seconds: int) -> None:
     """UDP at 5 Mbit/s into the 1 Mbit/s bottleneck: the bfifo stays full and drops."""
     net.popen(net.b, "iperf3", "-s", "-1", "-p", "20201", stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 5
@@ -120,9 +79,9 @@ def _backlogged_rate(rows: list[dict[str, str]]) -> float:
     return sent * 8 / (float(last["t"]) - float(first["t"]))
 
 
-def test_sampler_sees_full_bfifo_drain_at_link_rate(bottleneck: Bottleneck, tmp_path: Path) -> None:
+def test_sampler_sees_full_bfifo_drain_at_link_rate(bottleneck: NetnsPair, tmp_path: Path) -> None:
     out = tmp_path / "qdisc.csv"
-    proc = _sampler(bottleneck, out, f"{bottleneck.dev}:forward:2:")
+    proc = _sampler(bottleneck, out, f"{bottleneck.dev_a}:forward:2:")
     _wait_rows(out, proc)
     _flood(bottleneck, 3)
     time.sleep(0.2)
@@ -131,7 +90,7 @@ def test_sampler_sees_full_bfifo_drain_at_link_rate(bottleneck: Bottleneck, tmp_
     _, err = proc.communicate(timeout=10)
     assert proc.returncode == 0, err
     rows = list(csv.DictReader(out.open()))
-    assert {r["dev"] for r in rows} == {bottleneck.dev} and {r["role"] for r in rows} == {"forward"}
+    assert {r["dev"] for r in rows} == {bottleneck.dev_a} and {r["role"] for r in rows} == {"forward"}
     backlog = [int(r["backlog_bytes"]) for r in rows]
     drops = [int(r["drops"]) for r in rows]
     assert max(backlog) <= LIMIT
@@ -160,10 +119,10 @@ def test_sampler_sees_full_bfifo_drain_at_link_rate(bottleneck: Bottleneck, tmp_
     [("qa:forward:9:", "no qdisc with handle 9: on qa"), ("nosuch:forward:2:", "no device 'nosuch'")],
 )
 def test_sampler_rejects_missing_qdisc_or_device(
-    bottleneck: Bottleneck, tmp_path: Path, spec: str, needle: str
+    bottleneck: NetnsPair, tmp_path: Path, spec: str, needle: str
 ) -> None:
     out = tmp_path / "qdisc.csv"
-    proc = _sampler(bottleneck, out, f"{bottleneck.dev}:forward:2:", spec)
+    proc = _sampler(bottleneck, out, f"{bottleneck.dev_a}:forward:2:", spec)
     _, err = proc.communicate(timeout=10)
     assert proc.returncode == 1
     assert needle in err

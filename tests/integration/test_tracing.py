@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import signal
@@ -10,9 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,6 +21,7 @@ from testbed.tracing import (
     ensure_tracefs,
     sweep_stale_instances,
 )
+from tests.integration.netns import NetnsPair, end_process, netns_pair
 
 pytestmark = [
     pytest.mark.root,
@@ -32,56 +30,12 @@ pytestmark = [
 
 REPO = Path(__file__).resolve().parents[2]
 LINE_RX = re.compile(r"\s(\d+\.\d+): tcp_probe: .* dest=\S+:(\d+) .*snd_cwnd=(\d+) ")
-_seq = itertools.count()
-
-
-@dataclass
-class NetPair:
-    """Two namespaces joined by a veth pair; processes started here are ended at teardown."""
-
-    a: str
-    b: str
-    ip_b: str = "10.77.0.2"
-    procs: list[subprocess.Popen[Any]] = field(default_factory=list)
-
-    def popen(self, ns: str, *cmd: str, **kw: Any) -> subprocess.Popen[Any]:
-        p = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], **kw)
-        self.procs.append(p)
-        return p
-
-    def run(self, ns: str, *cmd: str) -> str:
-        return subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True, capture_output=True, text=True).stdout
-
-
-def _sh(*cmd: str) -> None:
-    subprocess.run(cmd, check=True, capture_output=True)
-
-
-def _end(p: subprocess.Popen[Any]) -> None:
-    if p.poll() is None:
-        p.kill()
-    p.wait(timeout=10)
 
 
 @pytest.fixture
-def netpair() -> Iterator[NetPair]:
-    tag = f"{os.getpid() % 100000}{next(_seq)}"
-    pair = NetPair(f"trA{tag}", f"trB{tag}")
-    try:
-        for ns in (pair.a, pair.b):
-            _sh("ip", "netns", "add", ns)
-            _sh("ip", "-n", ns, "link", "set", "lo", "up")
-        _sh("ip", "link", "add", "va", "netns", pair.a, "type", "veth", "peer", "name", "vb", "netns", pair.b)
-        _sh("ip", "-n", pair.a, "addr", "add", "10.77.0.1/24", "dev", "va")
-        _sh("ip", "-n", pair.b, "addr", "add", f"{pair.ip_b}/24", "dev", "vb")
-        _sh("ip", "-n", pair.a, "link", "set", "va", "up")
-        _sh("ip", "-n", pair.b, "link", "set", "vb", "up")
+def netpair() -> Iterator[NetnsPair]:
+    with netns_pair("tr", "10.77.0.0/24", dev_a="va", dev_b="vb") as pair:
         yield pair
-    finally:
-        for p in pair.procs:
-            _end(p)
-        for ns in (pair.a, pair.b):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
 
 
 @pytest.fixture
@@ -93,14 +47,14 @@ def finalizers() -> Iterator[list[Callable[[], None]]]:
         fn()
 
 
-def _wait_listen(pair: NetPair, port: int) -> None:
+def _wait_listen(pair: NetnsPair, port: int) -> None:
     deadline = time.monotonic() + 5
     while not pair.run(pair.b, "ss", "-Htln", f"sport = :{port}").strip():
         assert time.monotonic() < deadline, f"iperf3 server on {port} did not start"
         time.sleep(0.05)
 
 
-def _iperf_server(pair: NetPair, port: int) -> None:
+def _iperf_server(pair: NetnsPair, port: int) -> None:
     pair.popen(pair.b, "iperf3", "-s", "-1", "-p", str(port), stdout=subprocess.DEVNULL)
     _wait_listen(pair, port)
 
@@ -110,7 +64,7 @@ def _probe_lines(path: Path) -> list[tuple[float, int, int]]:
     return [(float(m[1]), int(m[2]), int(m[3])) for m in LINE_RX.finditer(path.read_text())]
 
 
-def test_concurrent_traces_see_only_their_port_block(netpair: NetPair, tmp_path: Path) -> None:
+def test_concurrent_traces_see_only_their_port_block(netpair: NetnsPair, tmp_path: Path) -> None:
     _iperf_server(netpair, 20001)
     _iperf_server(netpair, 20101)
     t0 = time.monotonic()
@@ -136,7 +90,7 @@ def test_concurrent_traces_see_only_their_port_block(netpair: NetPair, tmp_path:
         assert not trace.instance.exists()
 
 
-def test_reader_keeps_up_with_thousands_of_events_per_second(netpair: NetPair, tmp_path: Path) -> None:
+def test_reader_keeps_up_with_thousands_of_events_per_second(netpair: NetnsPair, tmp_path: Path) -> None:
     # Reverse mode: the client socket (dport = server port) receives every MSS-sized data segment
     # (offloads off), one tcp_probe event each: ~7000 events/s at 80 Mbit/s.
     netpair.run(netpair.a, "ethtool", "-K", "va", "tso", "off", "gso", "off")
@@ -184,7 +138,7 @@ def _force_remove(inst: Path) -> None:
 def test_sweep_removes_instance_of_killed_owner(tmp_path: Path, finalizers: list[Callable[[], None]]) -> None:
     child = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path / "c.trace")], cwd=REPO,
                              stdout=subprocess.PIPE, text=True)
-    finalizers.append(lambda: _end(child))
+    finalizers.append(lambda: end_process(child))
     assert child.stdout is not None
     inst = Path(child.stdout.readline().strip())
     assert inst.parent == TRACEFS / "instances" and inst.is_dir()
@@ -194,7 +148,7 @@ def test_sweep_removes_instance_of_killed_owner(tmp_path: Path, finalizers: list
     assert inst.is_dir(), "kill -9 cannot run the context manager's exit"
     # An orphaned reader (what a `cat trace_pipe` of the dead owner would be) keeps it busy.
     reader = subprocess.Popen(["cat", str(inst / "trace_pipe")], stdout=subprocess.DEVNULL)
-    finalizers.append(lambda: _end(reader))
+    finalizers.append(lambda: end_process(reader))
     time.sleep(0.2)
     with ProbeTrace(tmp_path / "live.trace", 20100, 20199, "live") as live:
         removed = sweep_stale_instances()

@@ -60,7 +60,7 @@ def test_concurrent_trials_do_not_see_each_other(tmp_path, paper_env, nothing_le
     outs = {cell: tmp_path / "hostnet" / cell / "trial-1" for cell in ("r1000", "r2000")}
     procs = {cell: subprocess.Popen(trial_cmd("hostnet", cell, out), env=paper_env, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True) for cell, out in outs.items()}
-    for cell, proc in procs.items():
+    for proc in procs.values():
         _, err = proc.communicate(timeout=180)
         assert proc.returncode == 0, err
     bases = set()
@@ -138,6 +138,7 @@ def test_unknown_cell_is_named(tmp_path, paper_env):
 def test_missing_kernel_feature_fails_loudly(tmp_path, paper_env, nothing_left_behind):
     """Forced onto a host kernel without netem, a delay cell must refuse to run, naming netem."""
     import os
+
     from testbed.doctor import probe_kernel
     if {c.name: c for c in probe_kernel()}["qdisc:netem"].ok:
         pytest.skip("this kernel has netem")

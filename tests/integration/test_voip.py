@@ -4,83 +4,39 @@ from __future__ import annotations
 
 import bisect
 import csv
-import itertools
 import json
 import os
 import re
 import signal
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.integration.netns import NetnsPair, netns_pair
 
 pytestmark = [
     pytest.mark.root,
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, tc, tcpdump)"),
 ]
 
-REPO = Path(__file__).resolve().parents[2]
 PORT = 30000
 LIMIT = 30000
 RATE_BPS = 1_000_000
-_seq = itertools.count()
-
-
-@dataclass
-class Link:
-    """Sender namespace A, receiver namespace B, one veth pair (va -> vb)."""
-
-    a: str
-    b: str
-    ip_b: str = "10.79.0.2"
-    procs: list[subprocess.Popen[Any]] = field(default_factory=list)
-
-    def popen(self, ns: str, *cmd: str, **kw: Any) -> subprocess.Popen[Any]:
-        p = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], **kw)
-        self.procs.append(p)
-        return p
-
-    def run(self, ns: str, *cmd: str, **kw: Any) -> subprocess.CompletedProcess[Any]:
-        return subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True, capture_output=True, **kw)
-
-    def python(self, ns: str, *args: str, **kw: Any) -> subprocess.Popen[Any]:
-        return self.popen(ns, sys.executable, *args, cwd=REPO, **kw)
-
-
-def _sh(*cmd: str) -> None:
-    subprocess.run(cmd, check=True, capture_output=True)
 
 
 @pytest.fixture
-def link() -> Iterator[Link]:
-    tag = f"{os.getpid() % 100000}{next(_seq)}"
-    net = Link(f"vpA{tag}", f"vpB{tag}")
-    try:
-        for ns in (net.a, net.b):
-            _sh("ip", "netns", "add", ns)
-            _sh("ip", "-n", ns, "link", "set", "lo", "up")
-        _sh("ip", "link", "add", "va", "netns", net.a, "type", "veth", "peer", "name", "vb", "netns", net.b)
-        _sh("ip", "-n", net.a, "addr", "add", "10.79.0.1/24", "dev", "va")
-        _sh("ip", "-n", net.b, "addr", "add", f"{net.ip_b}/24", "dev", "vb")
-        _sh("ip", "-n", net.a, "link", "set", "va", "up")
-        _sh("ip", "-n", net.b, "link", "set", "vb", "up")
+def link() -> Iterator[NetnsPair]:
+    """Sender namespace A, receiver namespace B, one veth pair (va -> vb)."""
+    with netns_pair("vp", "10.79.0.0/24", dev_a="va", dev_b="vb") as net:
         yield net
-    finally:
-        for p in net.procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait(timeout=10)
-        for ns in (net.a, net.b):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
 
 
-def _start_receiver(net: Link, out: Path) -> subprocess.Popen[Any]:
+def _start_receiver(net: NetnsPair, out: Path) -> subprocess.Popen[Any]:
     proc = net.python(net.b, "-m", "traffic.voip", "recv", "--bind", net.ip_b, "--port", str(PORT),
                       "--out", str(out), stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 10
@@ -90,7 +46,7 @@ def _start_receiver(net: Link, out: Path) -> subprocess.Popen[Any]:
     return proc
 
 
-def _send(net: Link, out: Path, duration: float, start_at: float | None = None) -> dict[str, Any]:
+def _send(net: NetnsPair, out: Path, duration: float, start_at: float | None = None) -> dict[str, Any]:
     args = ["-m", "traffic.voip", "send", "--dst", net.ip_b, "--port", str(PORT), "--packet-bytes", "186",
             "--interval-ms", "20", "--duration", str(duration), "--out", str(out)]
     if start_at is not None:
@@ -111,7 +67,7 @@ def _rows(path: Path) -> list[dict[str, float]]:
     return [{k: float(v) for k, v in r.items()} for r in csv.DictReader(path.open())]
 
 
-def _tcpdump(net: Link, count: int) -> subprocess.Popen[Any]:
+def _tcpdump(net: NetnsPair, count: int) -> subprocess.Popen[Any]:
     """Verbose capture on the receiver's veth; returns once tcpdump is listening."""
     proc = net.popen(net.b, "tcpdump", "-i", "vb", "-n", "-v", "-l", "-c", str(count), "udp", "port", str(PORT),
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -121,7 +77,7 @@ def _tcpdump(net: Link, count: int) -> subprocess.Popen[Any]:
     return proc
 
 
-def test_plain_veth_schedule_size_and_owd(link: Link, tmp_path: Path) -> None:
+def test_plain_veth_schedule_size_and_owd(link: NetnsPair, tmp_path: Path) -> None:
     recv = _start_receiver(link, tmp_path / "voip-x.csv")
     dump = _tcpdump(link, 10)
     sent = _send(link, tmp_path / "voip-x.json", 1.0)
@@ -146,7 +102,7 @@ def test_plain_veth_schedule_size_and_owd(link: Link, tmp_path: Path) -> None:
     assert all(abs(r["owd_ms"] - (r["t_recv"] - r["t_send"]) * 1000) < 0.002 for r in rows)
 
 
-def _shape(net: Link) -> None:
+def _shape(net: NetnsPair) -> None:
     tc = ("tc",)
     net.run(net.a, *tc, "qdisc", "add", "dev", "va", "root", "handle", "1:", "htb", "default", "10")
     net.run(net.a, *tc, "class", "add", "dev", "va", "parent", "1:", "classid", "1:10", "htb", "rate", "1mbit")
@@ -159,7 +115,7 @@ def _predicted_owd_ms(qdisc: list[dict[str, Any]], t_send: float) -> float:
     return (int(qdisc[max(i, 0)]["backlog_bytes"]) + 186 + 14) * 8 / RATE_BPS * 1000
 
 
-def test_owd_grows_by_the_queueing_delay(link: Link, tmp_path: Path) -> None:
+def test_owd_grows_by_the_queueing_delay(link: NetnsPair, tmp_path: Path) -> None:
     _shape(link)
     qcsv = tmp_path / "qdisc.csv"
     sampler = link.python(link.a, "-m", "testbed.qdisc_sampler", "--out", str(qcsv), "--interval", "0.01",
