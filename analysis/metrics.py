@@ -227,6 +227,18 @@ def iperf_goodput_kbit_s(iperf: IperfResult) -> float | None:
     return iperf.bytes_received * 8 / iperf.seconds_received / 1000
 
 
+def completion_time_from_acks(acks: pd.DataFrame, nbytes: int, t_start: float) -> float | None:
+    """Seconds from `t_start` until the receiver acknowledged the transfer's last byte.
+
+    Fixed-size flows run iperf2, whose `-n` count includes its header and whose server reads to
+    EOF (iperf3 -n ends the test once the bytes are written, dropping data in flight). The ACKs come
+    from the sender-side capture: tcp:tcp_probe goes quiet once the sender has closed its socket.
+    `acks` holds relative ack numbers (the SYN takes one) and times on `t_start`'s clock.
+    """
+    done = acks.loc[acks["ack"] >= nbytes + 1, "t"]
+    return float(done.iloc[0] - t_start) if len(done) else None
+
+
 def probe_for_flow(probe: pd.DataFrame, dport: int, sports: Iterable[int] | None = None) -> pd.DataFrame:
     """tcp_probe lines of one flow: its destination port, and its data sockets' source ports."""
     sel = probe[probe["dport"] == dport]

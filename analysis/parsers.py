@@ -313,3 +313,44 @@ def _hms(raw: str) -> float:
     for part in raw.split()[0].split(":"):
         secs = secs * 60 + float(part)
     return secs
+
+
+# ------------------------------------------------------------------------------------------
+# iperf2 -y C (fixed-size flows)
+
+
+@dataclass
+class Iperf2Report:
+    """The final line of an iperf2 CSV report: bytes moved and over how long, and the local port."""
+
+    bytes: int
+    seconds: float
+    local_port: int | None
+
+
+def read_iperf2_csv(path: Path | str) -> Iperf2Report | None:
+    """iperf2 `-y C` columns: time, src, sport, dst, dport, id, interval ("0.0-4.1"), bytes, bit/s.
+    The last full line is the whole transfer. None if the file holds no report."""
+    rows = [line.split(",") for line in Path(path).read_text().splitlines() if line.count(",") >= 8]
+    if not rows:
+        return None
+    last = rows[-1]
+    start, _, end = last[6].partition("-")
+    return Iperf2Report(int(last[7]), float(end) - float(start), int(last[2]) if last[2].isdigit() else None)
+
+
+# ------------------------------------------------------------------------------------------
+# ACKs of one connection, from a sender-side pcap
+
+
+def read_acks(pcap: Path | str, receiver_ip: str, port: int) -> pd.DataFrame:
+    """t (CLOCK_REALTIME seconds) and relative ack number of every segment the receiver sent on
+    `port`, as tcpdump decodes them (relative to the sender's initial sequence number). SYN
+    segments are left out: tcpdump prints their numbers absolute."""
+    import subprocess
+
+    out = subprocess.run(["tcpdump", "-r", str(pcap), "-tt", "-nn", f"src host {receiver_ip} and src port {port}"],
+                         capture_output=True, text=True).stdout
+    rows = re.findall(r"^(\d+\.\d+) .*?Flags \[([^\]]*)\].*?\back (\d+),", out, flags=re.M)
+    rows = [(t, ack) for t, flags, ack in rows if "S" not in flags]
+    return pd.DataFrame({"t": [float(a) for a, _ in rows], "ack": [int(b) for _, b in rows]})

@@ -57,8 +57,9 @@ def summarize_trial(trial_dir: Path | str) -> dict[str, Any]:
     bulk = [f for f in spec.get("flows", []) if f.get("kind") == "bulk"]
     voip = [f for f in spec.get("flows", []) if f.get("kind") == "voip"]
     tcptrace = _load_tcptraces(d, {int(f.get("pair", 0)) for f in bulk}, acc)
-    _summarize_bulk(d, bulk, port_base, tcptrace, probe, acc)
     window = measurement_window(spec, prov)
+    _summarize_bulk(d, bulk, port_base, tcptrace, probe, acc, window[0], prov.get("realtime_minus_monotonic_s"),
+                    prov.get("endpoints"))
     _summarize_voip(d, voip, acc, window)
     _summarize_qdisc(d, spec, prov, acc, window)
     return {
@@ -175,7 +176,11 @@ def _summarize_bulk(
     tcptrace: dict[int, list[p.TcptraceConnection]],
     probe: pd.DataFrame | None,
     acc: _Acc,
+    t0: float | None = None,
+    offset: float | None = None,
+    endpoints: dict[str, Any] | None = None,
 ) -> None:
+    endpoints = endpoints or {}
     goodput: list[float] = []
     retrans: list[int] = []
     rexmt: list[int] = []
@@ -184,17 +189,21 @@ def _summarize_bulk(
         rec: dict[str, Any] = {"id": fid, "kind": "bulk", "cc": f.get("cc")}
         port = _flow_port(f, i, port_base)
         rec["port"] = port
-        ip = _load_iperf(d, fid, acc)
+        fixed = bool(f.get("bytes"))
+        ip = None if fixed else _load_iperf(d, fid, acc)
         sports = ip.local_ports if ip and ip.local_ports else None
+        if fixed:
+            server = _load_iperf2(d, fid, "server", acc)
+            client = _load_iperf2(d, fid, "client", acc)
+            if server is not None:
+                rec["bytes_received"] = server.bytes
+            if client is not None and client.local_port:
+                sports = [client.local_port]
         if ip is not None:
             rec["retransmits"] = ip.retransmits
             rec["bytes_received"] = ip.bytes_received
             if ip.retransmits is not None:
                 retrans.append(ip.retransmits)
-            if f.get("bytes"):
-                rec["completion_time_s"] = m.completion_time_s(ip)
-                if rec["completion_time_s"] is None:
-                    acc.invalid.append(f"{fid}: fixed-size transfer did not complete")
         conns = tcptrace.get(int(f.get("pair", 0)))
         if conns is not None and port is not None:
             gp = m.goodput_from_tcptrace(conns, [port], sports)
@@ -210,7 +219,12 @@ def _summarize_bulk(
         if "goodput_kbit_s" in rec:
             goodput.append(rec["goodput_kbit_s"])
         if probe is not None and port is not None:
-            rec.update(m.probe_stats(m.probe_for_flow(probe, port, sports)))
+            flow_probe = m.probe_for_flow(probe, port, sports)
+            rec.update(m.probe_stats(flow_probe))
+        if fixed and t0 is not None and port is not None:
+            rec["completion_time_s"] = _completion(d, f, port, t0, offset, endpoints.get(fid, {}).get("receiver"))
+        if f.get("bytes") and rec.get("completion_time_s") is None:
+            acc.invalid.append(f"{fid}: fixed-size transfer of {f['bytes']} bytes did not complete")
         for k in ("goodput_kbit_s", "retransmits", "rexmt_data_pkts", "completion_time_s", "srtt_median_ms"):
             acc.put(f"{fid}.{k}", rec.get(k))
         acc.flows.append(rec)
@@ -223,6 +237,25 @@ def _summarize_bulk(
             acc.put("retransmits", sum(retrans))
         if rexmt:
             acc.put("rexmt_data_pkts", sum(rexmt))
+
+
+def _completion(d: Path, f: dict[str, Any], port: int, t0: float, offset: float | None,
+                receiver: str | None) -> float | None:
+    """Completion of a fixed-size flow from its sender's capture (pcap/s<pair>.pcap)."""
+    pcap = d / "pcap" / f"s{int(f.get('pair', 0))}.pcap"
+    if offset is None or receiver is None or not pcap.exists():
+        return None
+    acks = p.read_acks(pcap, receiver, port)
+    acks["t"] = acks["t"] - offset
+    return m.completion_time_from_acks(acks, int(f["bytes"]), t0 + float(f.get("start_s", 0)))
+
+
+def _load_iperf2(d: Path, fid: str, side: str, acc: _Acc) -> p.Iperf2Report | None:
+    path = d / f"iperf2-{fid}-{side}.csv"
+    report = p.read_iperf2_csv(path) if path.exists() else None
+    if report is None:
+        acc.invalid.append(f"{fid}: no iperf2 {side} report ({path.name})")
+    return report
 
 
 def _load_iperf(d: Path, fid: str, acc: _Acc) -> p.IperfResult | None:

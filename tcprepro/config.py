@@ -22,8 +22,11 @@ from tcprepro import CHECKOUT
 
 CONFIG_DIR = CHECKOUT / "config"
 SCHEMA_PATH = CONFIG_DIR / "schema" / "paper.schema.yaml"
-# Where paper configs are looked up by name; tests point it at their own small papers.
-PAPER_DIR = Path(os.environ.get("TCPREPRO_PAPER_DIR", CONFIG_DIR))
+
+
+def paper_dir() -> Path:
+    """Where paper configs are looked up by name; tests point TCPREPRO_PAPER_DIR at small papers."""
+    return Path(os.environ.get("TCPREPRO_PAPER_DIR", CONFIG_DIR))
 PROFILES = ("smoke", "quick", "full")
 NOT_PAPERS = {"workflow", "congestion_controls"}
 _PLACEHOLDER = re.compile(r"\$\{([a-z_][a-z0-9_]*)\}")
@@ -172,9 +175,9 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
     """Load and validate config/<paper>.yaml (or a path); raise ConfigError naming the bad field."""
     path = Path(name_or_path)
     if not path.suffix:
-        path = PAPER_DIR / f"{name_or_path}.yaml"
+        path = paper_dir() / f"{name_or_path}.yaml"
     if not path.exists():
-        known = sorted(p.stem for p in PAPER_DIR.glob("*.yaml") if p.stem not in NOT_PAPERS)
+        known = sorted(p.stem for p in paper_dir().glob("*.yaml") if p.stem not in NOT_PAPERS)
         raise ConfigError(f"no paper config {path}; known papers: {', '.join(known)}")
     raw = path.read_bytes()
     try:

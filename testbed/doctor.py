@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from cc import registry as cc_registry
-from tcprepro.config import NOT_PAPERS, PAPER_DIR, load_paper
+from tcprepro.config import NOT_PAPERS, load_paper, paper_dir
 from testbed.cleanup import pid_alive
 
 RUN_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro"))
@@ -643,7 +643,7 @@ def _fix(host: Check | None, vm: Check | None) -> str:
 # ---------------------------------------------------------------- the report
 
 def all_papers() -> list[str]:
-    return sorted(p.stem for p in PAPER_DIR.glob("*.yaml") if p.stem not in NOT_PAPERS)
+    return sorted(p.stem for p in paper_dir().glob("*.yaml") if p.stem not in NOT_PAPERS)
 
 
 def _row_rank(name: str) -> int:

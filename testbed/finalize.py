@@ -22,6 +22,19 @@ def _tcptrace(out: Path) -> None:
         (out / f"tcptrace-{pcap.stem}.txt").write_text(proc.stdout)
 
 
+def _validate(doc: dict[str, Any], name: str) -> None:
+    """The documented format is the one written; a mismatch is a bug, named in one line."""
+    import jsonschema
+
+    from analysis import validate
+    try:
+        validate(doc, name)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "<top>"
+        raise RuntimeError(f"{name}.json does not match analysis/schemas/{name}.schema.json at "
+                           f"'{where}': {exc.message}") from None
+
+
 def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
     """Analyse `partial` (raw files + provenance.json), write summary.json, move it to final_dir."""
     from analysis.summarize import measurement_window, summarize_trial  # pandas: host side only
@@ -38,9 +51,12 @@ def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
               fidelity.packet_size_check(qdisc),
               fidelity.owd_bound_check(partial, spec["flows"], forward, window)]
     prov["fidelity"] += [c for c in checks if c is not None]
-    prov_path.write_text(json.dumps(prov, indent=2, default=str))
+    prov = json.loads(json.dumps(prov, default=str))
+    _validate(prov, "provenance")
+    prov_path.write_text(json.dumps(prov, indent=2))
     summary = summarize_trial(partial)      # failed fidelity checks become invalid_reasons here
     summary.update({"timing": prov.get("timing", {}), "kernel": prov["kernel"]})
+    _validate(summary, "summary")
     (partial / "summary.json").write_text(json.dumps(summary, indent=2))
     if not spec["scenario"].get("keep_pcap"):
         shutil.rmtree(partial / "pcap", ignore_errors=True)

@@ -27,7 +27,7 @@ from mininet.net import Mininet
 from cc.registry import CcChoice, resolve
 from testbed import fidelity, lanes, shaping
 from testbed.tracing import ProbeTrace
-from topologies.dumbbell import Dumbbell, receiver, receiver_ip, sender, stages
+from topologies.dumbbell import Dumbbell, receiver, receiver_ip, sender, sender_ip, stages
 
 log = logging.getLogger("tcprepro.trial")
 PYTHON = sys.executable
@@ -98,6 +98,7 @@ def _tool_versions() -> dict[str, str]:
     import mininet.net
     return {
         "iperf3": first_line(["iperf3", "--version"]),
+        "iperf2": first_line(["iperf", "-v"]),
         "tcpdump": first_line(["tcpdump", "--version"]),
         "tcptrace": first_line(["tcptrace", "-v"]),
         "tc": first_line(["tc", "-V"]),
@@ -212,13 +213,26 @@ class Trial:
         assert self.lane is not None
         return self.lane.port_base + flow["port_offset"]
 
+    def record_endpoints(self) -> None:
+        """Who talks to whom on which port: what the analysis needs to find each flow in captures."""
+        self.provenance["endpoints"] = {
+            f["id"]: {"sender": sender_ip(f["pair"]), "receiver": receiver_ip(f["pair"]), "port": self.port(f)}
+            for f in self.flows}
+
     def start_receivers(self) -> None:
         """Start every receiver and wait until all listen; remember how long a process takes to start
         here (seconds on the host, far more under QEMU TCG) to schedule the senders' start."""
         t_start = time.monotonic()
         for f in self.flows:
             rnode = self.node(receiver(f["pair"]))
-            if f["kind"] == "bulk":
+            if f["kind"] == "bulk" and f.get("bytes"):
+                # Fixed size: iperf2, whose server reads to EOF (iperf3 -n ends the test once the
+                # bytes are written and drops what is still in flight).
+                self.procs.start(rnode, f"server-{f['id']}",
+                                 ["iperf", "-s", "-B", receiver_ip(f["pair"]), "-p", str(self.port(f)), "-y", "C"],
+                                 stdout=open(self.out / f"iperf2-{f['id']}-server.csv", "w"),  # noqa: SIM115
+                                 stderr=subprocess.DEVNULL)
+            elif f["kind"] == "bulk":
                 self.procs.start(rnode, f"server-{f['id']}",
                                  ["iperf3", "-s", "-1", "-B", receiver_ip(f["pair"]), "-p", str(self.port(f))],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -265,6 +279,8 @@ class Trial:
         startup = self.timing.get("process_start_s", 0.0)
         t0 = time.monotonic() + max(START_LEAD_S, 3 * startup)
         self.provenance["t0_monotonic"] = t0
+        # pcap timestamps are CLOCK_REALTIME: this converts them to the monotonic clock of the rest.
+        self.provenance["realtime_minus_monotonic_s"] = time.clock_gettime(time.CLOCK_REALTIME) - time.monotonic()
         clients: list[subprocess.Popen] = []
         for f in (f for f in self.flows if f["kind"] == "voip"):
             argv = [PYTHON, "-m", "traffic.voip", "send", "--dst", receiver_ip(f["pair"]),
@@ -276,12 +292,17 @@ class Trial:
         for f in sorted((f for f in self.flows if f["kind"] == "bulk"), key=lambda f: f["start_s"]):
             time.sleep(max(0.0, t0 + float(f["start_s"]) - time.monotonic()))
             remaining = max(1.0, t0 + duration - time.monotonic())
-            size = ["-n", str(f["bytes"])] if f.get("bytes") else ["-t", f"{remaining:.0f}"]
-            argv = ["iperf3", "-c", receiver_ip(f["pair"]), "-p", str(self.port(f)),
-                    "-C", ccs[f["cc"]].kernel_name, *size, "-J",
-                    "--logfile", str(self.out / f"iperf-{f['id']}.json")]
+            kernel_cc = ccs[f["cc"]].kernel_name
+            if f.get("bytes"):
+                argv = ["iperf", "-c", receiver_ip(f["pair"]), "-p", str(self.port(f)), "-n", str(f["bytes"]),
+                        "-Z", kernel_cc, "-y", "C"]
+                stdout = open(self.out / f"iperf2-{f['id']}-client.csv", "w")  # noqa: SIM115
+            else:
+                argv = ["iperf3", "-c", receiver_ip(f["pair"]), "-p", str(self.port(f)), "-C", kernel_cc,
+                        "-t", f"{remaining:.0f}", "-J", "--logfile", str(self.out / f"iperf-{f['id']}.json")]
+                stdout = subprocess.DEVNULL
             clients.append(self.procs.start(self.node(sender(f["pair"])), f"client-{f['id']}", argv,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+                                            stdout=stdout, stderr=subprocess.PIPE))
         deadline = t0 + duration + 15.0 + 3 * startup
         for proc in clients:
             try:
@@ -311,6 +332,7 @@ class Trial:
                 ccs = self.resolve_ccs()
                 lo, hi = lane.port_range
                 with ProbeTrace(self.out / "tcp_probe.trace", lo, hi, tag=lane.tag):
+                    self.record_endpoints()
                     self.start_monitors()
                     self.mark("started monitors")
                     self.start_receivers()

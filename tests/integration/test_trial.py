@@ -150,3 +150,26 @@ def test_missing_kernel_feature_fails_loudly(tmp_path, paper_env, nothing_left_b
     assert proc.returncode == 3, proc.stderr
     assert "qdisc:netem" in proc.stderr and "Fix" in proc.stderr
     assert not out.exists()
+
+
+def test_fixed_size_staggered_flows_with_their_own_congestion_control(tmp_path, paper_env, nothing_left_behind):
+    out = tmp_path / "hostflows" / "two-flows" / "trial-1"
+    proc = subprocess.run(trial_cmd("hostflows", "two-flows", out), env=paper_env, capture_output=True, text=True,
+                          timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    summary, prov = load(out, "summary.json"), load(out, "provenance.json")
+    assert summary["valid"], summary["invalid_reasons"]
+    flows = {f["id"]: f for f in summary["flows"]}
+    # 1 MB alone at 2 Mbit/s takes 4.2 s (plus headers and slow start); sharing the link after
+    # t=3 s stretches it, and the transfer completes before the trial ends.
+    assert 4.3 <= flows["bulk0"]["completion_time_s"] <= 9.0
+    # The fixed-size flow (iperf2, whose server reads to EOF) delivered every byte.
+    assert flows["bulk0"]["bytes_received"] == 1_000_000
+    # The timed flow ran the congestion control its config names (iperf3 reports the socket's).
+    assert load(out, "iperf-bulk1.json")["end"]["sender_tcp_congestion"] == "reno"
+    # The second flow's first ACK comes no earlier than its configured start, 3 s after t0.
+    t0 = prov["t0_monotonic"]
+    port1 = prov["port_base"] + 2
+    first = min(float(line.split(": tcp_probe:")[0].split()[-1]) for line in
+                (out / "tcp_probe.trace").read_text().splitlines() if f":{port1} " in line)
+    assert 2.95 <= first - t0 <= 4.0

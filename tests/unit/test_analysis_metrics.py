@@ -191,3 +191,14 @@ def test_probe_flow_stats() -> None:
     assert s["cwnd_max"] == data["snd_cwnd"].max() == 42
     assert s["srtt_median_ms"] == pytest.approx(data["srtt_us"].median() / 1000)
     assert probe_stats(data.iloc[:0])["cwnd_mean"] is None
+
+
+def test_completion_time_is_the_first_ack_covering_the_last_byte():
+    """Relative acks: the SYN takes one, so byte N is covered by ack N + 1."""
+    import pandas as pd
+
+    from analysis.metrics import completion_time_from_acks
+    acks = pd.DataFrame({"t": [10.0, 10.5, 11.0, 11.25, 12.0], "ack": [1, 401, 1000, 1001, 1001]})
+    assert completion_time_from_acks(acks, 1000, t_start=10.0) == 1.25
+    assert completion_time_from_acks(acks, 2000, t_start=10.0) is None
+    assert completion_time_from_acks(acks.iloc[0:0], 10, t_start=0.0) is None
