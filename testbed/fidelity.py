@@ -151,3 +151,16 @@ def owd_bound_check(trial_dir: Path, flows: list[dict[str, Any]], spec: shaping.
             lo_seen, hi_seen = min(lo_seen, float(owd.min())), max(hi_seen, float(owd.max()))
     return check("voip_owd_within_bounds", [round(lo, 2), round(hi, 2)], [round(lo_seen, 2), round(hi_seen, 2)],
                  RTT_TOLERANCE_MS, "ms", outside == 0, f"{outside} of {total} packets outside")
+
+
+def loss_check(direction: str, configured_pct: float, dropped: int, offered: int) -> dict[str, Any]:
+    """netem's measured drop fraction against the configured one: within three binomial standard
+    deviations (plus 0.1 % for small samples), the spread a fair coin of that bias would show."""
+    name = f"{direction}.loss_measured"
+    if offered == 0:
+        return check(name, configured_pct, None, None, "%", None, "no packets crossed the loss stage")
+    p = configured_pct / 100
+    tolerance = 100 * (3 * (p * (1 - p) / offered) ** 0.5) + 0.1
+    measured = 100 * dropped / offered
+    return check(name, configured_pct, round(measured, 3), round(tolerance, 3), "%",
+                 abs(measured - configured_pct) <= tolerance, f"{dropped} of {offered} packets dropped")

@@ -208,6 +208,19 @@ class Trial:
             n: {"impl": c.impl, "kernel_name": c.kernel_name, "params": c.params} for n, c in choices.items()}
         return choices
 
+    def check_loss(self) -> None:
+        """Random loss as it happened: netem's own drop counters over the whole run."""
+        for d, stage in self.stages.items():
+            spec = self.dirs[d]
+            if spec.loss_pct <= 0:
+                continue
+            sent = dropped = 0
+            for dev in stage.delay_devs:
+                for q in json.loads(shaping.run(self.node(stage.delay_node), f"tc -s -j qdisc show dev {dev}") or "[]"):
+                    if q["kind"] == "netem":
+                        sent, dropped = sent + q.get("packets", 0), dropped + q.get("drops", 0)
+            self.provenance["fidelity"].append(fidelity.loss_check(d, spec.loss_pct, dropped, sent + dropped))
+
     # -- measurement ---------------------------------------------------------------------------
     def port(self, flow: dict[str, Any]) -> int:
         assert self.lane is not None
@@ -341,6 +354,7 @@ class Trial:
                     self.run_traffic(ccs)
                     t_down = time.monotonic()
                     self.procs.stop()
+                    self.check_loss()
                 yield
             finally:
                 t_down = t_down or time.monotonic()

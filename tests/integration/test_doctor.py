@@ -189,7 +189,9 @@ def test_results_cached_per_boot(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 
 
 def test_missing_vm_runner_degrades_to_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "testbed.vm", None)      # makes `from testbed import vm` fail
+    import testbed
+    monkeypatch.setitem(sys.modules, "testbed.vm", None)      # makes `from testbed import vm` fail...
+    monkeypatch.delattr(testbed, "vm", raising=False)         # ...also after another test imported it
     runner, release = doctor.vm_runner_checks()
     assert release is None and runner[0].name == "vm:runner"
     assert runner[0].detail.startswith("VM runner not available:")

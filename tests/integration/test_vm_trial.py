@@ -51,3 +51,19 @@ def test_acceptance_trial_in_vm(vm_results, paper_env, nothing_left_behind):
     assert prov["congestion_controls"]["cubic"]["kernel_name"] == "cubic"
     status = subprocess.run(["pgrep", "-c", "-f", "qemu-system"], capture_output=True, text=True)
     assert status.stdout.strip() in ("0", "1")     # at most the lane's own VM, stopped by the fixture
+
+
+def test_random_loss_in_vm(vm_results, paper_env, nothing_left_behind):
+    """5 % configured loss: netem applies it and its own counters show it happened (binomial
+    tolerance); TCP retransmits accordingly."""
+    out = vm_results / "vmloss" / "loss5" / "trial-1"
+    env = {**paper_env, "TCPREPRO_KERNEL": "vm"}
+    proc = subprocess.run(trial_cmd("vmloss", "loss5", out), env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    checks = {c["name"]: c for c in json.loads((out / "provenance.json").read_text())["fidelity"]}
+    assert checks["forward.loss"]["pass"] and checks["forward.loss"]["measured"] == 5
+    measured = checks["forward.loss_measured"]
+    assert measured["pass"], measured
+    assert 3.5 <= measured["measured"] <= 6.5
+    assert summary["metrics"]["retransmits"] > 0
