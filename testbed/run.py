@@ -23,7 +23,7 @@ from testbed import cleanup, progress
 from testbed.doctor import CannotRun
 
 log = logging.getLogger("tcprepro.trial")
-INTERRUPTED_CODES = {130, 143, 128 + 2, 128 + 15}
+INTERRUPTED_CODES = {128 + 2, 128 + 15}   # the job ended by SIGINT or SIGTERM
 _ATTEMPT_KEEP = ("summary.json", "provenance.json", "trial.log", "spec.json")
 
 

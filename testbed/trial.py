@@ -54,6 +54,13 @@ class Processes:
     """Every process the trial started, stopped in reverse order on exit."""
 
     procs: list[tuple[str, subprocess.Popen]] = field(default_factory=list)
+    files: list[Any] = field(default_factory=list)
+
+    def log_file(self, path: Path) -> Any:
+        """A file a process writes its output to; closed here when the trial's processes stop."""
+        fh = path.open("w")
+        self.files.append(fh)
+        return fh
 
     def start(self, node: Any, name: str, argv: list[str], **kw: Any) -> subprocess.Popen:
         # setpriv: the process gets SIGTERM if this runner dies, whatever the cause.
@@ -75,6 +82,10 @@ class Processes:
                 log.warning("%s did not stop on SIGTERM: killing it", name)
                 proc.kill()
                 proc.wait()
+        if not name_prefix:
+            for fh in self.files:
+                fh.close()
+            self.files.clear()
 
 
 def _wait_listening(node: Any, proto: str, port: int, timeout: float = 120.0) -> None:
@@ -243,7 +254,7 @@ class Trial:
                 # bytes are written and drops what is still in flight).
                 self.procs.start(rnode, f"server-{f['id']}",
                                  ["iperf", "-s", "-B", receiver_ip(f["pair"]), "-p", str(self.port(f)), "-y", "C"],
-                                 stdout=open(self.out / f"iperf2-{f['id']}-server.csv", "w"),  # noqa: SIM115
+                                 stdout=self.procs.log_file(self.out / f"iperf2-{f['id']}-server.csv"),
                                  stderr=subprocess.DEVNULL)
             elif f["kind"] == "bulk":
                 self.procs.start(rnode, f"server-{f['id']}",
@@ -264,12 +275,12 @@ class Trial:
         self.procs.start(self.node("rt"), "monitor-qdisc",
                          [PYTHON, "-m", "testbed.qdisc_sampler", "--out", str(self.out / "qdisc.csv"),
                           "--interval", str(SAMPLE_INTERVAL_S), *[x for d in devs for x in ("--dev", d)]],
-                         stderr=open(self.out / "qdisc_sampler.log", "w"))  # noqa: SIM115
+                         stderr=self.procs.log_file(self.out / "qdisc_sampler.log"))
         lo, hi = self.lane.port_range
         (self.out / "pcap").mkdir(exist_ok=True)
         for pair in sorted({f["pair"] for f in self.flows if f["kind"] == "bulk"}):
             s = sender(pair)
-            err = open(self.out / "pcap" / f"{s}.log", "w")  # noqa: SIM115
+            err = self.procs.log_file(self.out / "pcap" / f"{s}.log")
             self.procs.start(self.node(s), f"monitor-pcap-{s}",
                              ["tcpdump", "-i", f"{s}-eth0", "-s", "128", "-U", "-n", "-w",
                               str(self.out / "pcap" / f"{s}.pcap"), f"tcp and portrange {lo}-{hi}"],
@@ -309,7 +320,7 @@ class Trial:
             if f.get("bytes"):
                 argv = ["iperf", "-c", receiver_ip(f["pair"]), "-p", str(self.port(f)), "-n", str(f["bytes"]),
                         "-Z", kernel_cc, "-y", "C"]
-                stdout = open(self.out / f"iperf2-{f['id']}-client.csv", "w")  # noqa: SIM115
+                stdout = self.procs.log_file(self.out / f"iperf2-{f['id']}-client.csv")
             else:
                 argv = ["iperf3", "-c", receiver_ip(f["pair"]), "-p", str(self.port(f)), "-C", kernel_cc,
                         "-t", f"{remaining:.0f}", "-J", "--logfile", str(self.out / f"iperf-{f['id']}.json")]
