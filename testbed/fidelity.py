@@ -53,9 +53,12 @@ def static_checks(dirs: dict[str, shaping.DirectionSpec], trees: dict[str, Any])
     for d, spec in dirs.items():
         tree = trees[f"{d}/queue"]
         applied = shaping.applied_queue_limit(tree)
-        want = ("bytes", spec.limit_bytes) if spec.limit_bytes is not None else ("packets", spec.limit_packets)
-        checks.append(check(f"{d}.queue_limit", want[1], applied[1] if applied else None, 0, want[0],
-                            applied == want))
+        unit, leaf = spec.leaf_limit
+        in_service = shaping.MTU if unit == "bytes" else 1
+        buffer = spec.limit_bytes if unit == "bytes" else spec.limit_packets
+        checks.append(check(f"{d}.queue_limit", buffer, applied[1] + in_service if applied else None, 0, unit,
+                            applied == (unit, leaf),
+                            f"drop-tail leaf {applied[1] if applied else None} + the packet in transmission"))
         rate = shaping.applied_rate_bit(tree)
         checks.append(check(f"{d}.shaper_rate", spec.rate_kbit, rate / 1000 if rate else None, 0, "kbit/s",
                             rate is not None and abs(rate / 1000 - spec.rate_kbit) < 1e-6))
@@ -132,10 +135,14 @@ def worst_window_rate_check(qdisc_csv: Path, spec: shaping.DirectionSpec,
 
 def owd_bound(spec: shaping.DirectionSpec, packet_bytes: int) -> tuple[float, float]:
     """What a VoIP packet can physically see: the path's one-way delay, and at most that plus a full
-    queue, the packet in service ahead of it and its own serialization."""
-    limit = spec.limit_bytes if spec.limit_bytes is not None else (spec.limit_packets or 0) * shaping.MTU
-    wait_ms = (limit + shaping.MTU + packet_bytes) * 8 / spec.rate_kbit
-    return spec.delay_ms, spec.delay_ms + wait_ms
+    buffer drained at the link rate (the buffer holds the packet in transmission and the packet
+    itself, as dummynet counts it: 480 ms for 60000 bytes at 1 Mbit/s). For a buffer counted in
+    packets, at most every other packet is a full MTU, and this one is `packet_bytes`."""
+    if spec.limit_bytes is not None:
+        buffer_bytes = spec.limit_bytes
+    else:
+        buffer_bytes = ((spec.limit_packets or 1) - 1) * shaping.MTU + packet_bytes
+    return spec.delay_ms, spec.delay_ms + buffer_bytes * 8 / spec.rate_kbit
 
 
 def owd_bound_check(trial_dir: Path, flows: list[dict[str, Any]], spec: shaping.DirectionSpec,

@@ -1,6 +1,7 @@
 """The emulated path's tc trees, built stage by stage and read back from the kernel.
 
-Per direction: HTB (rate) with a bfifo/pfifo leaf (the drop-tail queue) on the router's egress, and
+Per direction: HTB (rate) with a bfifo/pfifo leaf (the drop-tail queue, sized so that it and the
+packet in transmission make up the configured buffer) on the router's egress, and
 netem (one-way delay, random loss) on the bridge ports downstream. A size table removes the 14-byte
 Ethernet header from every packet's length, so rates and byte limits count IP bytes, as dummynet
 (the papers' emulator) did. The netem stage gets a packet limit far above the path's BDP so that the
@@ -55,6 +56,20 @@ class DirectionSpec:
                    d.get("limit_bytes"), d.get("limit_packets"))
 
     @property
+    def leaf_limit(self) -> tuple[str, int]:
+        """The drop-tail leaf's limit: the configured buffer less the packet in transmission.
+
+        HTB dequeues a packet as its transmission starts and holds the next one back for the
+        packet's serialization time, so that packet is no longer in the bfifo while it is "on the
+        wire". dummynet (the papers' emulator), like a modem's buffer, counts it until it has left.
+        The leaf's limit is the buffer less one MTU (one packet for pfifo): a full buffer then
+        delays a packet by exactly buffer/rate, 480 ms for 60000 bytes at 1 Mbit/s.
+        """
+        if self.limit_bytes is not None:
+            return "bytes", int(self.limit_bytes) - MTU
+        return "packets", int(self.limit_packets or 0) - 1
+
+    @property
     def needs_netem(self) -> bool:
         return self.delay_ms > 0 or self.loss_pct > 0
 
@@ -66,8 +81,8 @@ class DirectionSpec:
 
 def queue_commands(dev: str, spec: DirectionSpec) -> list[str]:
     rate = f"{spec.rate_kbit:g}kbit"
-    leaf = (f"bfifo limit {spec.limit_bytes}" if spec.limit_bytes is not None
-            else f"pfifo limit {spec.limit_packets}")
+    unit, limit = spec.leaf_limit
+    leaf = f"bfifo limit {limit}" if unit == "bytes" else f"pfifo limit {limit}"
     return [
         f"tc qdisc replace dev {dev} root handle 1: stab overhead -{ETH_HEADER} linklayer ethernet "
         f"htb default 1 r2q 1",
