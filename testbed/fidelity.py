@@ -41,8 +41,8 @@ def base_rtt_ms(node: Any, ip: str, count: int = 20, interval: float = 0.01) -> 
     return rtts[mid] if len(rtts) % 2 else (rtts[mid - 1] + rtts[mid]) / 2
 
 
-def base_rtt_check(node: Any, ip: str, configured_ms: float) -> dict[str, Any]:
-    measured = base_rtt_ms(node, ip)
+def base_rtt_result(measured: float, configured_ms: float) -> dict[str, Any]:
+    """The idle path's median RTT, measured with the final delay settings, against the configured RTT."""
     return check("base_rtt", configured_ms, round(measured, 3), RTT_TOLERANCE_MS, "ms",
                  abs(measured - configured_ms) <= RTT_TOLERANCE_MS)
 
