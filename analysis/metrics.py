@@ -208,18 +208,6 @@ def goodput_from_tcptrace(
     return out
 
 
-def completion_time_s(iperf: IperfResult) -> float | None:
-    """Time a fixed-size (`iperf3 -n`) transfer took until the receiver had every byte.
-
-    iperf3's receiver-side end time covers the last byte's arrival, the sender's does not (it
-    stops when the last byte is written to the socket). None for timed tests, failed runs and
-    transfers that did not deliver all bytes.
-    """
-    if iperf.error or iperf.requested_bytes <= 0 or iperf.bytes_received < iperf.requested_bytes:
-        return None
-    return iperf.end_received if iperf.end_received > 0 else iperf.seconds_received or None
-
-
 def iperf_goodput_kbit_s(iperf: IperfResult) -> float | None:
     """Receiver-side goodput from iperf3's own totals (fallback when no tcptrace is available)."""
     if iperf.error or iperf.seconds_received <= 0:

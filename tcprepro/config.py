@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import itertools
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -213,7 +212,3 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
 def load_workflow(path: Path | None = None) -> dict[str, Any]:
     path = path or CONFIG_DIR / "workflow.yaml"
     return yaml.safe_load(path.read_text())
-
-
-def spec_digest(spec: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()

@@ -19,7 +19,8 @@ def plan_path(results: Path) -> Path:
 def write_plan(results: Path, trials: list[dict[str, Any]], lanes: int) -> str:
     """trials: [{"dir": ..., "duration_s": ...}], only those not yet done. Returns a one-line forecast."""
     results.mkdir(parents=True, exist_ok=True)
-    plan = {"created": time.time(), "lanes": max(1, lanes), "trials": trials}
+    # A trial cannot be split: no more lanes are busy than there are trials.
+    plan = {"created": time.time(), "lanes": max(1, min(lanes, len(trials))), "trials": trials}
     plan_path(results).write_text(json.dumps(plan))
     (results / ".progress.log").write_text("")
     total = sum(t["duration_s"] for t in trials)

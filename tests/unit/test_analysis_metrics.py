@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from analysis.metrics import (
-    completion_time_s,
     goodput_from_tcptrace,
     iperf_goodput_kbit_s,
     loss_fraction,
@@ -170,12 +169,6 @@ def _iperf_json(tmp_path: Path, requested: int, received: int, end: float, error
     f.write_text(json.dumps(d))
     return f
 
-
-def test_completion_time(tmp_path: Path) -> None:
-    assert completion_time_s(read_iperf(_iperf_json(tmp_path, 1_000_000, 1_000_000, 171.0))) == 171.0
-    assert completion_time_s(read_iperf(_iperf_json(tmp_path, 1_000_000, 999_000, 171.0))) is None
-    assert completion_time_s(read_iperf(_iperf_json(tmp_path, 1_000_000, 1_000_000, 9.0, "x"))) is None
-    assert completion_time_s(read_iperf(DATA / "iperf_real.json")) is None  # timed, not fixed-size
 
 
 def test_iperf_goodput(tmp_path: Path) -> None:
