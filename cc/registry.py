@@ -1,21 +1,31 @@
 """Resolve a paper's congestion-control name to what serves it on the running kernel.
 
-Builtin if the kernel lists it, else a loadable module (loaded with the papers' parameters).
-Names with no implementation here fail with the missing feature and the fix.
+Order of preference: builtin (the kernel lists it), loadable module (loaded with the papers'
+parameters), BPF struct_ops object built from cc/bpf/ (LEDBAT always; H-TCP and Westwood+ where the
+module is missing). A flow may force one implementation (e.g. BPF H-TCP beside the module) and may
+override a BPF algorithm's parameters; an override gets its own kernel name, so two parameter sets
+can run side by side. `provide()` loads what is needed for a trial and unloads it afterwards
+(cc/loader.py); names with no implementation here fail with the missing feature and the fix.
 """
 from __future__ import annotations
 
-import subprocess
+import contextlib
+import functools
+import hashlib
+import json
+import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from cc import bpf_build, loader
 from tcprepro import CHECKOUT
 
 REGISTRY_PATH = CHECKOUT / "config" / "congestion_controls.yaml"
-AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+IMPLS = ("builtin", "module", "bpf")
 
 
 class CcUnavailable(RuntimeError):
@@ -24,14 +34,44 @@ class CcUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class CcChoice:
-    name: str
-    kernel_name: str
-    impl: str                      # builtin | module
+    name: str                      # registry name, e.g. ledbat-md-nf2
+    kernel_name: str               # what the socket asks for (iperf3 -C)
+    impl: str                      # builtin | module | bpf
     params: dict[str, Any] = field(default_factory=dict)
+    object_sha256: str | None = None
+    source: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def provenance(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "impl": self.impl, "kernel_name": self.kernel_name,
+                               "params": self.params, "object_sha256": self.object_sha256}
+        if self.source:
+            out["source"] = self.source
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
 
 
-def registry() -> dict[str, dict[str, Any]]:
-    return yaml.safe_load(REGISTRY_PATH.read_text())
+SCHEMA_PATH = CHECKOUT / "config" / "schema" / "congestion_controls.schema.yaml"
+
+
+def registry(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The registry, validated: a bad field is named with its path."""
+    path = path or REGISTRY_PATH
+    return _load_registry(path, path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_registry(path: Path, _mtime: int) -> dict[str, dict[str, Any]]:
+    import jsonschema
+
+    data = yaml.safe_load(path.read_text())
+    errors = sorted(jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA_PATH.read_text())).iter_errors(data),
+                    key=lambda e: list(e.absolute_path))
+    if errors:
+        where = "/".join(map(str, errors[0].absolute_path)) or "(top level)"
+        raise CcUnavailable(f"{path} at {where}: {errors[0].message}")
+    return data
 
 
 def entry(name: str) -> dict[str, Any]:
@@ -43,7 +83,7 @@ def entry(name: str) -> dict[str, Any]:
 
 
 def available() -> set[str]:
-    return set(AVAILABLE.read_text().split())
+    return loader.available()
 
 
 def modules_loadable() -> bool:
@@ -60,31 +100,68 @@ def running_release() -> str:
     return Path("/proc/sys/kernel/osrelease").read_text().strip()
 
 
-def how_available(name: str, release: str | None = None) -> tuple[str | None, str]:
-    """(impl or None, detail) for `name` on the running kernel, or statically for an installed
-    kernel `release` (its /boot/config and /lib/modules), without loading anything."""
-    e = entry(name)
-    if release and release != running_release():
-        return _how_available_installed(e, release)
-    release = running_release()
-    if e["kernel_name"] in available():
-        return "builtin", f"{e['kernel_name']} listed by the kernel"
-    module = e.get("module")
-    if module and modules_loadable() and _module_file(module, release):
-        return "module", f"module {module} in /lib/modules/{release}"
-    why = "no loadable modules on this kernel" if not modules_loadable() else f"no {module}.ko for {release}"
-    return None, f"{e['kernel_name']} not built in; {why}"
+def _bpf_tools_missing() -> list[str]:
+    return [t for t in ("clang", "bpftool") if not shutil.which(t)]
 
 
-def _how_available_installed(e: dict[str, Any], release: str) -> tuple[str | None, str]:
-    module = e.get("module")
+def _config_has(release: str, *symbols: str) -> bool:
     config = Path(f"/boot/config-{release}")
-    symbol = f"CONFIG_TCP_CONG_{e['kernel_name'].upper()}=y"
-    if e.get("builtin") or (config.exists() and symbol in config.read_text()):
-        return "builtin", f"built into {release}"
-    if module and _module_file(module, release):
-        return "module", f"module {module} of {release}"
-    return None, f"{release} has neither {e['kernel_name']} built in nor module {module}"
+    text = config.read_text() if config.exists() else ""
+    return all(f"{s}=y" in text for s in symbols)
+
+
+BPF_KERNEL_SYMBOLS = ("CONFIG_BPF_SYSCALL", "CONFIG_BPF_JIT", "CONFIG_DEBUG_INFO_BTF")
+
+
+def options(name: str, release: str | None = None) -> dict[str, str]:
+    """{impl: detail} for each implementation that can serve `name` on the running kernel (or,
+    statically, on an installed kernel `release`), without loading anything. BPF is judged by its
+    prerequisites here; `doctor` really registers one."""
+    e = entry(name)
+    running = running_release()
+    static = bool(release) and release != running
+    release = release or running
+    found: dict[str, str] = {}
+    kname, module = e.get("kernel_name"), e.get("module")
+    if kname:
+        if static:
+            if e.get("builtin") or _config_has(release, f"CONFIG_TCP_CONG_{kname.upper()}"):
+                found["builtin"] = f"built into {release}"
+        elif kname in available() and not loader.loaded_by_us(kname) and not _is_loaded_module(module):
+            found["builtin"] = f"{kname} listed by the kernel"
+        if module and (static or modules_loadable()) and _module_file(module, release):
+            found["module"] = f"module {module} of {release}"
+        elif module and not static and _is_loaded_module(module):
+            found["module"] = f"module {module} loaded"
+    if e.get("bpf") and (bpf_build.SOURCES / e["bpf"]["source"]).exists() and not _bpf_tools_missing():
+        btf_ok = _config_has(release, *BPF_KERNEL_SYMBOLS) if static else bpf_build.KERNEL_BTF.exists()
+        if btf_ok:
+            found["bpf"] = f"BPF struct_ops from cc/bpf/{e['bpf']['source']}"
+    return found
+
+
+def how_available(name: str, release: str | None = None) -> tuple[str | None, str]:
+    """(preferred impl or None, detail)."""
+    found = options(name, release)
+    for impl in IMPLS:
+        if impl in found:
+            return impl, found[impl]
+    return None, why_not(name, release)
+
+
+def why_not(name: str, release: str | None) -> str:
+    e = entry(name)
+    release = release or running_release()
+    parts = []
+    if e.get("kernel_name"):
+        parts.append(f"{e['kernel_name']} not built into {release}")
+        if e.get("module"):
+            parts.append(f"no module {e['module']}" + ("" if modules_loadable() else " (no module support)"))
+    if e.get("bpf"):
+        missing = _bpf_tools_missing()
+        parts.append(f"BPF needs {', '.join(missing)} (make deps)" if missing else
+                     f"BPF needs a kernel with {', '.join(BPF_KERNEL_SYMBOLS)}")
+    return "; ".join(parts)
 
 
 def _is_loaded_module(module: str | None) -> bool:
@@ -92,26 +169,84 @@ def _is_loaded_module(module: str | None) -> bool:
     return bool(module) and Path(f"/sys/module/{module}/initstate").exists()
 
 
-def resolve(name: str) -> CcChoice:
-    """Make `name` usable on this kernel (loading its module if needed) and say how."""
+def bpf_params(name: str, overrides: dict[str, Any] | None = None) -> tuple[str, dict[str, int]]:
+    """(kernel name, -D macros) of `name`'s BPF object with `overrides` applied. Defaults keep the
+    registry's kernel name; any override gets `<prefix>_<hash>` so it never collides."""
+    spec = entry(name).get("bpf")
+    if not spec:
+        raise CcUnavailable(f"{name} has no BPF implementation in config/congestion_controls.yaml")
+    params = {k.lower(): v for k, v in (spec.get("params") or {}).items()}
+    unknown = sorted(set(overrides or {}) - set(params))
+    if unknown:
+        raise CcUnavailable(f"{name}: unknown parameter(s) {', '.join(unknown)}; {name} takes "
+                            f"{', '.join(sorted(params)) or 'none'} (config/congestion_controls.yaml)")
+    merged = {**params, **(overrides or {})}
+    for key, value in merged.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CcUnavailable(f"{name}: parameter {key}={value!r} must be an integer (BPF has no floating point; "
+                                "fractions are given in permille, e.g. beta_permille: 600)")
+    kernel_name = spec["kernel_name"]
+    if merged != params:
+        digest = hashlib.sha256(json.dumps(merged, sort_keys=True).encode()).hexdigest()[:8]
+        kernel_name = f"{kernel_name[:6]}_{digest}"
+    return kernel_name, {k.upper(): v for k, v in merged.items()}
+
+
+@contextlib.contextmanager
+def provide(name: str, params: dict[str, Any] | None = None, impl: str | None = None) -> Iterator[CcChoice]:
+    """Make `name` usable for the block (loading and, at the end, unloading what it needed) and
+    say how. `impl` forces one implementation; `params` override a BPF algorithm's parameters."""
     e = entry(name)
-    params = dict(e.get("module_params") or {})
-    if e["kernel_name"] in available():
-        # A builtin or already-loaded module: its parameters are whatever the kernel has now.
-        impl = "module" if _is_loaded_module(e.get("module")) else "builtin"
-        if impl == "module" and params:
-            params = _read_module_params(e["module"], params)
-        return CcChoice(name, e["kernel_name"], impl, params if impl == "module" else {})
-    impl, detail = how_available(name)
-    if impl != "module":
-        raise CcUnavailable(f"congestion control {name!r} unavailable: {detail}. Fix: run on a kernel that "
-                            f"has it (the workflow's VM runs the pinned Debian kernel, which has module "
-                            f"{e.get('module')}); `python -m tcprepro doctor` shows what this kernel has")
-    args = ["modprobe", e["module"], *(f"{k}={v}" for k, v in params.items())]
-    proc = subprocess.run(args, capture_output=True, text=True)
-    if proc.returncode != 0 or e["kernel_name"] not in available():
-        raise CcUnavailable(f"loading {e['module']} failed: {proc.stderr.strip() or 'not listed after load'}")
-    return CcChoice(name, e["kernel_name"], "module", _read_module_params(e["module"], params))
+    if impl is not None and impl not in IMPLS:
+        raise CcUnavailable(f"{name}: implementation {impl!r} is not one of {', '.join(IMPLS)}")
+    if params and impl is None:
+        impl = "bpf"                          # only BPF objects take per-trial parameters
+    found = options(name)
+    chosen = impl or next((i for i in IMPLS if i in found), None)
+    if chosen is None or chosen not in found:
+        what = f"as {chosen}" if chosen else "here"
+        raise CcUnavailable(f"congestion control {name!r} unavailable {what}: {why_not(name, None)}. Fix: run on a "
+                            f"kernel that has it (the workflow's VM runs the pinned Debian kernel); "
+                            f"`python -m tcprepro doctor` shows what this kernel has")
+    if chosen == "builtin":
+        yield CcChoice(name, e["kernel_name"], "builtin", _builtin_params(e), notes=_absent_notes(e))
+        return
+    if chosen == "module":
+        want = {"impl": "module", "module": e["module"], "params": dict(e.get("module_params") or {})}
+        try:
+            with loader.holding(e["kernel_name"], want):
+                yield CcChoice(name, e["kernel_name"], "module", _read_module_params(e["module"], want["params"]),
+                               object_sha256=_file_sha256(_module_file(e["module"], running_release())))
+        except loader.LoadError as exc:
+            raise CcUnavailable(str(exc)) from None
+        return
+    kernel_name, defines = bpf_params(name, params)
+    try:
+        obj = bpf_build.build(e["bpf"]["source"], kernel_name, defines)
+    except bpf_build.BuildError as exc:
+        raise CcUnavailable(f"building BPF {name}: {exc}") from None
+    want = {"impl": "bpf", "object": str(obj.path), "sha256": obj.sha256}
+    try:
+        with loader.holding(kernel_name, want):
+            yield CcChoice(name, kernel_name, "bpf", {k.lower(): v for k, v in defines.items()},
+                           object_sha256=obj.sha256, source=f"cc/bpf/{obj.source}")
+    except loader.LoadError as exc:
+        raise CcUnavailable(str(exc)) from None
+
+
+def _file_sha256(path: Path | None) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path else None
+
+
+def _builtin_params(e: dict[str, Any]) -> dict[str, Any]:
+    """A builtin's parameters as the kernel has them (the papers' values are recorded beside them)."""
+    module = e.get("module")
+    wanted = dict(e.get("module_params") or {})
+    return _read_module_params(module, wanted) if module and wanted else {}
+
+
+def _absent_notes(e: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(e.get("paper_params_absent", {}).values()) if e.get("paper_params_absent") else ()
 
 
 def _read_module_params(module: str, wanted: dict[str, Any]) -> dict[str, Any]:

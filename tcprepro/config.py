@@ -100,6 +100,8 @@ def expand_flows(flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for i in range(int(entry.get("count", 1))):
                 out.append({
                     "id": f"bulk{n_bulk}", "kind": "bulk", "pair": entry["pair"], "cc": entry["cc"],
+                    "cc_params": entry.get("cc_params") or None, "cc_impl": entry.get("cc_impl"),
+                    "cc_key": cc_key(entry),
                     "start_s": float(entry.get("start_s", 0)) + i * float(entry.get("stagger_s", 0)),
                     "bytes": entry.get("bytes"), "port_offset": BULK_PORT_OFFSET + n_bulk,
                 })
@@ -114,6 +116,16 @@ def expand_flows(flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if n_bulk >= VOIP_PORT_OFFSET - BULK_PORT_OFFSET:
         raise ConfigError(f"{n_bulk} bulk flows exceed a trial's port block")
     return out
+
+
+def cc_key(flow: dict[str, Any]) -> str:
+    """One key per distinct (algorithm, implementation, parameters): flows sharing it share a load."""
+    key = flow["cc"]
+    if flow.get("cc_impl"):
+        key += f"@{flow['cc_impl']}"
+    if flow.get("cc_params"):
+        key += "[" + ",".join(f"{k}={v}" for k, v in sorted(flow["cc_params"].items())) + "]"
+    return key
 
 
 def _substitute(value: Any, params: dict[str, Any], where: str) -> Any:
@@ -157,7 +169,7 @@ def _field_path(err: jsonschema.ValidationError) -> str:
 
 def _check_scenario(scenario: dict[str, Any], where: str) -> None:
     """Rules the schema cannot say: flows name existing host pairs and known congestion controls."""
-    from cc.registry import registry  # the one registry of algorithm names
+    from cc.registry import CcUnavailable, bpf_params, registry  # the one registry of algorithm names
 
     known = registry()
     pairs = scenario["pairs"]
@@ -165,6 +177,13 @@ def _check_scenario(scenario: dict[str, Any], where: str) -> None:
         if flow["kind"] == "bulk" and flow["cc"] not in known:
             raise ConfigError(f"{where}.flows[{i}].cc: unknown congestion control {flow['cc']!r}; known: "
                               f"{', '.join(known)} (add it to config/congestion_controls.yaml)")
+        if flow["kind"] == "bulk" and flow.get("cc_impl") not in (None, "builtin", "module", "bpf"):
+            raise ConfigError(f"{where}.flows[{i}].cc_impl: {flow['cc_impl']!r} is not builtin, module or bpf")
+        if flow["kind"] == "bulk" and (flow.get("cc_params") or flow.get("cc_impl") == "bpf"):
+            try:
+                bpf_params(flow["cc"], flow.get("cc_params"))
+            except CcUnavailable as exc:
+                raise ConfigError(f"{where}.flows[{i}].cc_params: {exc}") from None
         if not 0 <= flow["pair"] < pairs:
             raise ConfigError(f"{where}.flows[{i}].pair: {flow['pair']} but the topology has {pairs} pairs "
                               f"(0..{pairs - 1}); raise scenario.pairs or fix the flow")

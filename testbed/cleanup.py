@@ -1,4 +1,5 @@
-"""Remove what killed trials left behind: tracefs instances and half-written trial directories.
+"""Remove what killed trials left behind: tracefs instances, congestion controls they loaded
+(BPF struct_ops registrations, modules) and half-written trial directories.
 
 Processes and namespaces need no sweep: every process a trial starts dies with its runner
 (parent-death signal), and a namespace disappears with its last process.
@@ -9,6 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
+from cc import loader
 from tcprepro import CHECKOUT
 from testbed.tracing import sweep_stale_instances
 
@@ -41,6 +43,7 @@ def stale_partials(results: Path) -> list[Path]:
 
 def sweep(results: Path | None = None, quiet: bool = False) -> list[str]:
     removed = [f"tracefs instance {name}" for name in sweep_stale_instances()]
+    removed += loader.sweep()
     for d in stale_partials(results or CHECKOUT / "results"):
         shutil.rmtree(d, ignore_errors=True)
         removed.append(f"partial trial {d}")

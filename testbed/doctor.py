@@ -26,6 +26,8 @@ from testbed.cleanup import pid_alive
 
 RUN_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro"))
 CACHE_PATH = RUN_DIR / "host-features.json"
+BPF_CACHE_PATH = RUN_DIR / "host-bpf-probe.json"
+PROBE_CC = "trp_probe"        # the congestion control doctor registers to prove the BPF path works
 TRACEFS = Path("/sys/kernel/tracing")
 TCP_PROBE_FORMAT = TRACEFS / "events" / "tcp" / "tcp_probe" / "format"
 BTF = Path("/sys/kernel/btf/vmlinux")
@@ -274,34 +276,69 @@ def check_mininet() -> Check:
     return Check("tool:mininet", True, f"Mininet {getattr(net, 'VERSION', '?')} importable")
 
 
-def check_bpf_prereqs() -> Check:
-    """Only the prerequisites: registering a struct_ops CC is the BPF congestion-control work's test."""
+def check_bpf_prereqs(refresh: bool = False) -> Check:
+    """Prerequisites, then the real thing once per boot: build cc/bpf/probe.bpf.c against this
+    kernel's BTF, register it as a struct_ops congestion control, see it listed, unregister it."""
     missing = [what for what, ok in (("BTF " + str(BTF), BTF.exists()), ("bpftool", which("bpftool")),
                                      ("clang", which("clang"))) if not ok]
-    note = "BTF, bpftool, clang present (registering a struct_ops CC is tested with the BPF CCs)"
-    if not missing:
-        return Check("bpf:struct_ops", True, note)
-    fix = "make deps (Debian packages clang, bpftool)" if BTF.exists() else \
-        "boot a kernel with CONFIG_DEBUG_INFO_BTF; make deps (clang, bpftool)"
-    return Check("bpf:struct_ops", False, f"missing: {', '.join(missing)}; {note}", fix)
+    if missing:
+        fix = "make deps (Debian packages clang, bpftool)" if BTF.exists() else \
+            "boot a kernel with CONFIG_DEBUG_INFO_BTF; make deps (clang, bpftool)"
+        return Check("bpf:struct_ops", False, f"missing: {', '.join(missing)}", fix)
+    key = {**_cache_key(), "probes": ["bpf:struct_ops"]}
+    if not refresh:
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            data = json.loads(BPF_CACHE_PATH.read_text())
+            if data["key"] == key:
+                return Check(**data["check"])
+    check = _probe_struct_ops()
+    if os.geteuid() == 0:
+        with contextlib.suppress(OSError):
+            BPF_CACHE_PATH.parent.mkdir(parents=True, exist_ok=True)
+            BPF_CACHE_PATH.write_text(json.dumps({"key": key, "check": asdict(check)}))
+    return check
+
+
+def _probe_struct_ops() -> Check:
+    from cc import bpf_build, loader
+    fix = ("boot a kernel with CONFIG_BPF_SYSCALL, CONFIG_BPF_JIT, CONFIG_DEBUG_INFO_BTF (>= 5.6 for "
+           "tcp_congestion_ops struct_ops), or run in the workflow's VM")
+    try:
+        obj = bpf_build.build("probe.bpf.c", PROBE_CC)
+        with loader.holding(PROBE_CC, {"impl": "bpf", "object": str(obj.path), "sha256": obj.sha256}):
+            listed = PROBE_CC in loader.available()
+    except (bpf_build.BuildError, loader.LoadError) as exc:
+        return Check("bpf:struct_ops", False, f"registering a BPF congestion control failed: {exc}", fix)
+    if PROBE_CC in loader.available():
+        return Check("bpf:struct_ops", False, f"{PROBE_CC} still listed after unregistering", fix)
+    if not listed:
+        return Check("bpf:struct_ops", False, f"{PROBE_CC} registered but not listed by the kernel", fix)
+    return Check("bpf:struct_ops", True, "built, registered and unregistered a struct_ops congestion control")
 
 
 def cc_names(extra: Iterable[str] = ()) -> list[str]:
     return list(dict.fromkeys([*cc_registry.registry(), *extra]))
 
 
-def check_cc_host(name: str) -> Check:
+def check_cc_host(name: str, bpf_ok: bool = True) -> Check:
     try:
-        e = cc_registry.entry(name)
-        impl, detail = cc_registry.how_available(name)
+        options = cc_registry.options(name)
     except cc_registry.CcUnavailable as exc:
         return Check(f"cc:{name}", False, str(exc), f"add {name} to config/congestion_controls.yaml")
-    if impl:
+    if not bpf_ok:
+        options.pop("bpf", None)
+    for impl, detail in options.items():
         return Check(f"cc:{name}", True, f"{impl}: {detail}")
-    module = e.get("module")
-    fix = f"modprobe {module}" if module and _modules_loadable() else \
-        f"boot a kernel with CONFIG_TCP_CONG_{e['kernel_name'].upper()}"
-    return Check(f"cc:{name}", False, detail, fix)
+    return Check(f"cc:{name}", False, cc_registry.why_not(name, None), _cc_fix(name))
+
+
+def _cc_fix(name: str) -> str:
+    e = cc_registry.entry(name)
+    if e.get("bpf"):
+        return "BPF: see the bpf:struct_ops row; or run in the workflow's VM"
+    if e.get("module") and _modules_loadable():
+        return f"modprobe {e['module']}"
+    return f"boot a kernel with CONFIG_TCP_CONG_{e['kernel_name'].upper()}"
 
 
 def tool_checks() -> list[Check]:
@@ -310,8 +347,9 @@ def tool_checks() -> list[Check]:
 
 def host_checks(refresh: bool = False, ccs: Iterable[str] = ()) -> list[Check]:
     """Everything the running kernel and this machine offer a trial."""
+    bpf = check_bpf_prereqs(refresh)
     return [check_root(), *cached_probe_kernel(refresh), check_tracefs(), check_tracepoint(),
-            check_modules(), check_bpf_prereqs(), *tool_checks(), *(check_cc_host(n) for n in cc_names(ccs))]
+            check_modules(), bpf, *tool_checks(), *(check_cc_host(n, bpf.ok) for n in cc_names(ccs))]
 
 
 # ---------------------------------------------------------------- the pinned VM kernel, read statically
@@ -380,15 +418,15 @@ def _static_bpf(config: dict[str, str]) -> Check:
 
 def check_cc_pinned(name: str, release: str) -> Check:
     try:
-        e = cc_registry.entry(name)
-        impl, detail = cc_registry.how_available(name, release)
+        options = cc_registry.options(name, release)
     except cc_registry.CcUnavailable as exc:
         return Check(f"cc:{name}", False, str(exc), f"add {name} to config/congestion_controls.yaml")
-    if impl == "module":
-        return Check(f"cc:{name}", True, f"{e['module']} (module)")
-    if impl:
-        return Check(f"cc:{name}", True, f"{e['kernel_name']} ({impl})")
-    return Check(f"cc:{name}", False, detail, f"pin a kernel with CONFIG_TCP_CONG_{e['kernel_name'].upper()}")
+    for impl, detail in options.items():
+        return Check(f"cc:{name}", True, f"{impl}: {detail}")
+    e = cc_registry.entry(name)
+    fix = "pin a kernel with BTF and BPF JIT" if e.get("bpf") else \
+        f"pin a kernel with CONFIG_TCP_CONG_{e['kernel_name'].upper()}"
+    return Check(f"cc:{name}", False, cc_registry.why_not(name, release), fix)
 
 
 def pinned_checks(release: str, host: dict[str, Check] | None = None, ccs: Iterable[str] = (),

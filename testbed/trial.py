@@ -24,10 +24,10 @@ from typing import Any
 
 from mininet.net import Mininet
 
-from cc.registry import CcChoice, resolve
+from cc.registry import CcChoice, provide
 from testbed import fidelity, lanes, shaping
 from testbed.tracing import ProbeTrace
-from topologies.dumbbell import Dumbbell, receiver, receiver_ip, sender, sender_ip, stages
+from topologies.dumbbell import RIGHT_NET, Dumbbell, receiver, receiver_ip, sender, sender_ip, stages
 
 log = logging.getLogger("tcprepro.trial")
 PYTHON = sys.executable
@@ -160,9 +160,23 @@ class Trial:
             for key, value in (self.scenario.get("sysctls") or {}).items():
                 shaping.run(node, f"sysctl -qw {key}={value}")
         self.provenance["offloads"] = offloads
+        if self.scenario.get("quickack"):
+            self.provenance["receiver_routes"] = self.disable_delayed_acks()
         self.provenance["neighbours"] = shaping.static_neighbours(self.net)
         self.mark("configured nodes")
         self.provenance["sysctls"] = self.scenario.get("sysctls") or {}
+
+    def disable_delayed_acks(self) -> dict[str, str]:
+        """Receivers ACK every segment: the route toward the senders carries `quickack 1` (what the
+        LEDBAT paper did by patching its kernel). Read back so provenance shows it took."""
+        routes = {}
+        for i in range(self.scenario["pairs"]):
+            node = self.node(receiver(i))
+            shaping.run(node, f"ip route change default via {RIGHT_NET}.1 dev {receiver(i)}-eth0 quickack 1")
+            routes[receiver(i)] = shaping.run(node, "ip route show default").strip()
+            if "quickack 1" not in routes[receiver(i)]:
+                raise RuntimeError(f"quickack did not take on {receiver(i)}: {routes[receiver(i)]}")
+        return routes
 
     def node(self, name: str) -> Any:
         assert self.net is not None
@@ -214,11 +228,16 @@ class Trial:
         return {"rounds": history, "netem_delay_ms": applied,
                 "note": "netem delay corrected until the median idle ping RTT matches the configured RTT"}
 
-    def resolve_ccs(self) -> dict[str, CcChoice]:
-        names = sorted({f["cc"] for f in self.flows if f["kind"] == "bulk"})
-        choices = {n: resolve(n) for n in names}
-        self.provenance["congestion_controls"] = {
-            n: {"impl": c.impl, "kernel_name": c.kernel_name, "params": c.params} for n, c in choices.items()}
+    def provide_ccs(self, stack: contextlib.ExitStack) -> dict[str, CcChoice]:
+        """Every congestion control the flows ask for, loaded for this trial (and unloaded by
+        `stack` when it ends); keyed by flow cc_key, recorded in provenance."""
+        choices: dict[str, CcChoice] = {}
+        for f in self.flows:
+            if f["kind"] == "bulk" and f["cc_key"] not in choices:
+                choices[f["cc_key"]] = stack.enter_context(
+                    provide(f["cc"], params=f.get("cc_params"), impl=f.get("cc_impl")))
+        self.provenance["congestion_controls"] = {k: c.provenance() for k, c in choices.items()}
+        self.mark("loaded congestion controls")
         return choices
 
     def check_loss(self) -> None:
@@ -318,7 +337,7 @@ class Trial:
         for f in sorted((f for f in self.flows if f["kind"] == "bulk"), key=lambda f: f["start_s"]):
             time.sleep(max(0.0, t0 + float(f["start_s"]) - time.monotonic()))
             remaining = max(1.0, t0 + duration - time.monotonic())
-            kernel_cc = ccs[f["cc"]].kernel_name
+            kernel_cc = ccs[f["cc_key"]].kernel_name
             if f.get("bytes"):
                 argv = ["iperf", "-c", receiver_ip(f["pair"]), "-p", str(self.port(f)), "-n", str(f["bytes"]),
                         "-Z", kernel_cc, "-y", "C"]
@@ -352,10 +371,11 @@ class Trial:
             self.provenance["port_base"] = lane.port_base
             t_setup = time.monotonic()
             t_down: float | None = None
+            stack = contextlib.ExitStack()
             try:
                 self.build()
                 self.shape()
-                ccs = self.resolve_ccs()
+                ccs = self.provide_ccs(stack)
                 lo, hi = lane.port_range
                 with ProbeTrace(self.out / "tcp_probe.trace", lo, hi, tag=lane.tag):
                     self.record_endpoints()
@@ -374,6 +394,7 @@ class Trial:
                 self.procs.stop()
                 if self.net is not None:
                     self.net.stop()
+                stack.close()               # unload congestion controls once no socket uses them
                 self.timing["teardown_s"] = time.monotonic() - t_down
 
 

@@ -119,6 +119,8 @@ class Agent:
         self.grace = args.grace
         self.hb_every = min(HEARTBEAT_CHECK_EVERY, self.orphan / 2)
         self.base_env = self._base_env(args)
+        # BPF objects built for the pinned kernel outlive the boot (clang is slow under TCG).
+        self.base_env["TCPREPRO_BPF_BUILD"] = str(self.boot_dir.parent / "bpf")
         self.running: dict[str, Job] = {}
         self.seen: set[str] = set()
         self.last_activity = time.monotonic()

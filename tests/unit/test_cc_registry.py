@@ -1,0 +1,95 @@
+"""The congestion-control registry: schema, BPF parameter sets and their kernel names, and how a
+paper's flows name an algorithm, an implementation and parameter overrides."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cc import bpf_build, registry
+from tcprepro.config import ConfigError, cc_key, expand_flows, load_paper
+from tests.unit.test_config import write_variant
+
+REGISTRY = Path(registry.REGISTRY_PATH)
+
+
+def test_registry_is_valid_and_every_bpf_source_exists():
+    reg = registry.registry()
+    for name, e in reg.items():
+        if "bpf" in e:
+            assert (bpf_build.SOURCES / e["bpf"]["source"]).exists(), name
+            assert len(e["bpf"]["kernel_name"]) <= 15
+
+
+def test_registry_error_names_the_field(tmp_path):
+    data = yaml.safe_load(REGISTRY.read_text())
+    data["ledbat"]["bpf"]["params"]["target_ms"] = 0.025
+    bad = tmp_path / "cc.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(registry.CcUnavailable, match=r"ledbat/bpf/params/target_ms"):
+        registry.registry(bad)
+
+
+def test_default_parameters_keep_the_registered_name():
+    assert registry.bpf_params("ledbat-mdvar") == (
+        "bpf_ledbat_mdv", {"DECREASE": 3, "MDVAR_SUB_PKTS": 3, "CURRENT_FILTER": 1, "TARGET_MS": 25, "GAIN_UP": 1})
+
+
+def test_an_override_gets_its_own_short_stable_name():
+    name, defines = registry.bpf_params("ledbat", {"target_ms": 100})
+    again, _ = registry.bpf_params("ledbat", {"target_ms": 100})
+    other, _ = registry.bpf_params("ledbat", {"target_ms": 50})
+    assert name == again != other and name.startswith("bpf_le_") and len(name) <= 15
+    assert defines["TARGET_MS"] == 100
+
+
+@pytest.mark.parametrize("name,params,error", [
+    ("ledbat", {"beta": 1}, "unknown parameter"),
+    ("ledbat-md-nf2", {"beta_permille": 0.6}, "must be an integer"),
+    ("cubic", {"x": 1}, "no BPF implementation"),
+])
+def test_bad_overrides_are_named(name, params, error):
+    with pytest.raises(registry.CcUnavailable, match=error):
+        registry.bpf_params(name, params)
+
+
+def test_a_bad_override_in_a_paper_is_a_config_error(tmp_path):
+    def mutate(d):
+        d["scenario"]["flows"][0].update({"cc": "htcp", "cc_params": {"rtt_scaling": 0, "nope": 3}})
+    with pytest.raises(ConfigError, match=r"flows\[0\]\.cc_params: .*unknown parameter\(s\) nope"):
+        load_paper(write_variant(tmp_path, mutate))
+
+
+def test_an_unknown_implementation_is_rejected_by_the_schema(tmp_path):
+    def mutate(d):
+        d["scenario"]["flows"][0]["cc_impl"] = "kernel"
+    with pytest.raises(ConfigError, match="cc_impl"):
+        load_paper(write_variant(tmp_path, mutate))
+
+
+def test_flows_with_the_same_algorithm_share_a_key_and_overrides_do_not():
+    flows = expand_flows([
+        {"kind": "bulk", "pair": 0, "cc": "htcp", "count": 2},
+        {"kind": "bulk", "pair": 1, "cc": "htcp", "cc_impl": "bpf", "cc_params": {"rtt_scaling": 0}},
+    ])
+    assert [f["cc_key"] for f in flows] == ["htcp", "htcp", "htcp@bpf[rtt_scaling=0]"]
+    assert cc_key({"cc": "ledbat"}) == "ledbat"
+
+
+def test_without_btf_the_build_names_the_kernel_option(monkeypatch, tmp_path):
+    monkeypatch.setattr(bpf_build, "KERNEL_BTF", tmp_path / "no-btf")
+    with pytest.raises(bpf_build.BuildError, match="CONFIG_DEBUG_INFO_BTF"):
+        bpf_build.build("probe.bpf.c", "trp_probe")
+
+
+def test_names_the_kernel_cannot_take_are_refused():
+    with pytest.raises(bpf_build.BuildError, match="15"):
+        bpf_build.build("probe.bpf.c", "a_name_far_too_long")
+
+
+def test_static_options_read_the_pinned_kernel_config(tmp_path):
+    """The Debian VM kernel: H-TCP and Westwood+ as modules, LEDBAT as BPF (from its config)."""
+    release = next((p.name.removeprefix("config-") for p in Path("/boot").glob("config-*")), None)
+    if release is None:
+        pytest.skip("no installed kernel config in /boot")
+    assert "bpf" in registry.options("ledbat", release)
+    assert "bpf" not in registry.options("newreno", release)
