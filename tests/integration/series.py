@@ -1,0 +1,43 @@
+"""Time series read back from a trial directory, for the behaviour checks of the congestion
+controls (all of them run through a 10 Mbit/s bottleneck)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.parsers import read_qdisc, read_tcp_probe
+
+RATE_KBIT = 10000
+
+
+def queue_delay_ms(out: Path, t0: float, t_from: float, t_to: float) -> pd.Series:
+    """Forward bottleneck queueing delay (backlog / rate) sampled every 10 ms."""
+    q = read_qdisc(out / "qdisc.csv")
+    q = q[(q.role == "forward") & (q.t >= t0 + t_from) & (q.t <= t0 + t_to)]
+    return q.backlog_bytes * 8 / RATE_KBIT
+
+
+def probe(out: Path, prov: dict, flow: int = 0) -> pd.DataFrame:
+    df = read_tcp_probe(out / "tcp_probe.trace").frame
+    df = df[df.dport == prov["port_base"] + 1 + flow].copy()
+    df["t"] -= prov["t0_monotonic"]
+    return df
+
+
+def acked_kbit_s(df: pd.DataFrame, t_from: float, t_to: float) -> float:
+    w = df[(df.t >= t_from) & (df.t <= t_to)]
+    return ((int(w.snd_una.iloc[-1]) - int(w.snd_una.iloc[0])) % 2**32) * 8 / 1000 / (t_to - t_from)
+
+
+def drains(out: Path, prov: dict, name: str, summary: dict) -> int:
+    """How often the queue empties (at most one packet queued) after the start-up, and that it
+    refills in between (the flow still probes for TARGET)."""
+    delay = queue_delay_ms(out, prov["t0_monotonic"], 5, 30)
+    empty = (delay < 1.5).to_numpy()
+    n = int(np.count_nonzero(empty[1:] & ~empty[:-1]))     # entries into the empty state
+    print(f"{name}: {n} drains in 25 s, median queueing delay {delay.median():.1f} ms, "
+          f"goodput {summary['metrics']['goodput_kbit_s']:.0f} kbit/s")
+    assert delay.max() > 15, f"{name} never refilled the queue"
+    return n
