@@ -79,6 +79,7 @@ def saturation_rate_kbit(
     min_saturated_s: float = MIN_SATURATED_S,
     t_from: float | None = None,
     t_to: float | None = None,
+    rate_kbit: float | None = None,
 ) -> float | None:
     """Rate the bottleneck drained at while its queue was non-empty, in kbit/s of the bytes
     the qdisc counts (IP bytes under the testbed's size table).
@@ -87,14 +88,21 @@ def saturation_rate_kbit(
     gives k-1 intervals); Δsent_bytes·8/Δt is pooled over all of them. This is the link rate the
     shaper really delivered, to compare with the configured one. None below `min_saturated_s`.
     Intervals where the counter went backwards (qdisc replaced) are skipped.
+
+    Given the nominal `rate_kbit`, an interval counts only if its start backlog alone could keep
+    the link busy for the whole interval (backlog >= rate x dt): a queue that empties and refills
+    between two samples (a delay-based sender draining it) would otherwise read as a slow link.
     """
     q = _role_samples(qdisc_df, role, t_from, t_to)
     if len(q) < 2:
         return None
-    busy = q["backlog_bytes"].to_numpy() > 0
+    backlog = q["backlog_bytes"].to_numpy()
+    busy = backlog > 0
     dt = np.diff(q["t"].to_numpy())
     dsent = np.diff(q["sent_bytes"].to_numpy())
     ok = busy[1:] & busy[:-1] & (dt > 0) & (dsent >= 0)
+    if rate_kbit is not None:
+        ok &= backlog[:-1] >= rate_kbit * 1000 / 8 * dt
     span = float(dt[ok].sum())
     if span < min_saturated_s or span <= 0:
         return None

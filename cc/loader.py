@@ -16,6 +16,7 @@ import fcntl
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -106,10 +107,23 @@ def _modprobe(module: str, params: dict[str, Any]) -> None:
         raise LoadError(f"modprobe {module} failed: {proc.stderr.strip()}")
 
 
+def _rmmod(module: str, patience_s: float = 5.0) -> bool:
+    """Sockets of a torn-down namespace are destroyed asynchronously and hold the module until
+    then: retry for a few seconds."""
+    deadline = time.monotonic() + patience_s
+    while subprocess.run(["rmmod", module], capture_output=True).returncode != 0:
+        if not Path(f"/sys/module/{module}").exists():
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
 def _unload(name: str, state: dict[str, Any]) -> None:
     if state["impl"] == "bpf":
         _unregister(state)
-    elif state["impl"] == "module" and subprocess.run(["rmmod", state["module"]], capture_output=True).returncode:
+    elif state["impl"] == "module" and not _rmmod(state["module"]):
         return      # still referenced (a socket not yet destroyed): the next sweep retries
     _state_file(name).unlink(missing_ok=True)
 

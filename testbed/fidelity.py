@@ -99,7 +99,8 @@ def saturation_rate_check(qdisc_csv: Path, spec: shaping.DirectionSpec,
     from analysis.metrics import saturation_rate_kbit
     from analysis.parsers import read_qdisc
 
-    measured = saturation_rate_kbit(read_qdisc(qdisc_csv), "forward", t_from=window[0], t_to=window[1])
+    measured = saturation_rate_kbit(read_qdisc(qdisc_csv), "forward", t_from=window[0], t_to=window[1],
+                                    rate_kbit=spec.rate_kbit)
     if measured is None:
         return check("forward.rate_at_saturation", spec.rate_kbit, None, RATE_TOLERANCE, "kbit/s", None,
                      "not measured: the bottleneck was never saturated long enough")
@@ -120,7 +121,8 @@ def worst_window_rate_check(qdisc_csv: Path, spec: shaping.DirectionSpec,
     rates = []
     t = t_from
     while t + WINDOW_S <= t_to:
-        r = saturation_rate_kbit(q, "forward", min_saturated_s=WINDOW_S * 0.9, t_from=t, t_to=t + WINDOW_S)
+        r = saturation_rate_kbit(q, "forward", min_saturated_s=WINDOW_S * 0.9, t_from=t, t_to=t + WINDOW_S,
+                                 rate_kbit=spec.rate_kbit)
         if r is not None:
             rates.append((r, t - t_from))
         t += WINDOW_S / 2

@@ -1,5 +1,5 @@
 """Time series read back from a trial directory, for the behaviour checks of the congestion
-controls (all of them run through a 10 Mbit/s bottleneck)."""
+controls."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,14 +9,18 @@ import pandas as pd
 
 from analysis.parsers import read_qdisc, read_tcp_probe
 
-RATE_KBIT = 10000
+
+def shaper_kbit(prov: dict) -> float:
+    """The forward bottleneck rate as applied (read back from the qdisc tree)."""
+    return next(c["measured"] for c in prov["fidelity"] if c["name"] == "forward.shaper_rate")
 
 
-def queue_delay_ms(out: Path, t0: float, t_from: float, t_to: float) -> pd.Series:
-    """Forward bottleneck queueing delay (backlog / rate) sampled every 10 ms."""
+def queue_delay_ms(out: Path, prov: dict, t_from: float, t_to: float) -> pd.Series:
+    """Forward bottleneck queueing delay (backlog / rate) sampled every 10 ms, t relative to t0."""
+    t0 = prov["t0_monotonic"]
     q = read_qdisc(out / "qdisc.csv")
     q = q[(q.role == "forward") & (q.t >= t0 + t_from) & (q.t <= t0 + t_to)]
-    return q.backlog_bytes * 8 / RATE_KBIT
+    return q.backlog_bytes * 8 / shaper_kbit(prov)
 
 
 def probe(out: Path, prov: dict, flow: int = 0) -> pd.DataFrame:
@@ -34,10 +38,18 @@ def acked_kbit_s(df: pd.DataFrame, t_from: float, t_to: float) -> float:
 def drains(out: Path, prov: dict, name: str, summary: dict) -> int:
     """How often the queue empties (at most one packet queued) after the start-up, and that it
     refills in between (the flow still probes for TARGET)."""
-    delay = queue_delay_ms(out, prov["t0_monotonic"], 5, 30)
-    empty = (delay < 1.5).to_numpy()
+    delay = queue_delay_ms(out, prov, 5, 30)
+    empty = (delay * shaper_kbit(prov) / 8 <= 1500).to_numpy()     # at most one packet queued
     n = int(np.count_nonzero(empty[1:] & ~empty[:-1]))     # entries into the empty state
     print(f"{name}: {n} drains in 25 s, median queueing delay {delay.median():.1f} ms, "
           f"goodput {summary['metrics']['goodput_kbit_s']:.0f} kbit/s")
     assert delay.max() > 15, f"{name} never refilled the queue"
     return n
+
+
+def congestion_events(t: np.ndarray, cwnd: np.ndarray, gap_s: float = 0.5) -> list[int]:
+    """Indices where cwnd starts to fall after at least `gap_s` without falling: one per loss
+    event. (tcp_probe prints max(ssthresh, 3/4 cwnd) outside recovery, so its ssthresh column
+    cannot mark them.)"""
+    falling = np.flatnonzero(np.diff(cwnd) < 0) + 1
+    return [int(i) for k, i in enumerate(falling) if k == 0 or t[i] - t[falling[k - 1]] > gap_s]

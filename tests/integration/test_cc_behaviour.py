@@ -14,9 +14,10 @@ import pytest
 
 from cc import loader, registry
 from tests.integration.conftest import trial_cmd
-from tests.integration.series import RATE_KBIT, acked_kbit_s, drains, probe, queue_delay_ms
+from tests.integration.series import acked_kbit_s, congestion_events, drains, probe, queue_delay_ms
 
 pytestmark = pytest.mark.root
+RATE_KBIT = 10000          # the host test papers' bottleneck
 MSS = 1448
 BPF_NAMES = [n for n, e in registry.registry().items() if "bpf" in e]
 
@@ -51,7 +52,7 @@ def test_each_bpf_name_registers_carries_a_transfer_and_is_unloaded(name, tmp_pa
 def test_ledbat_alone_keeps_the_queue_near_target_and_fills_the_link(tmp_path, paper_env, nothing_left_behind):
     out = tmp_path / "ledbatq" / "ledbat" / "trial-1"
     summary, prov = run(paper_env, "ledbatq", "ledbat", out)
-    delay = queue_delay_ms(out, prov["t0_monotonic"], 10, 30)     # after the linear ramp-up
+    delay = queue_delay_ms(out, prov, 10, 30)     # after the linear ramp-up
     p10, p50, p90 = np.percentile(delay, [10, 50, 90])
     print(f"LEDBAT alone: queueing delay p10 {p10:.1f} median {p50:.1f} p90 {p90:.1f} ms; "
           f"goodput {summary['metrics']['goodput_kbit_s']:.0f} kbit/s")
@@ -88,15 +89,13 @@ def htcp_alpha(delta_s: np.ndarray, delta_l: float = 1.0) -> np.ndarray:
 def test_bpf_htcp_growth_after_a_loss_follows_alpha(tmp_path, paper_env, nothing_left_behind):
     """Between losses, cwnd grows by alpha(Delta) per RTT: integrate alpha(Delta(t))/srtt(t) from
     the end of recovery to the next loss and compare with the growth the trace shows (RTT scaling
-    off: the path has no base delay). Congestion events are where cwnd starts falling: tcp_probe
-    prints max(ssthresh, 3/4 cwnd) outside recovery, so its ssthresh column cannot mark them."""
+    off: the path has no base delay)."""
     out = tmp_path / "htcpalpha" / "bpf-htcp" / "trial-1"
     _, prov = run(paper_env, "htcpalpha", "bpf-htcp", out)
     assert next(iter(prov["congestion_controls"].values()))["impl"] == "bpf"
     df = probe(out, prov)
     t, cwnd, srtt = df.t.to_numpy(), df.snd_cwnd.to_numpy(), df.srtt_us.to_numpy() / 1e6
-    falling = np.flatnonzero(np.diff(cwnd) < 0) + 1
-    events = [i for k, i in enumerate(falling) if k == 0 or t[i] - t[falling[k - 1]] > 0.5]
+    events = congestion_events(t, cwnd)
     ratios, spans = [], []
     for a, b in itertools.pairwise(events):
         if t[b] - t[a] < 2.5 or t[a] < 2:

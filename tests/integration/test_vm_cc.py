@@ -1,27 +1,31 @@
 """In the Debian-kernel VM, where H-TCP and Westwood+ exist as modules: the same scenario with the
-module and with this repo's BPF object (10 Mbit/s, 50 ms RTT, 100-packet drop-tail, 25 s), and
-Westwood+'s ssthresh after a loss against BWE x RTTmin."""
+module and with this repo's BPF object (4 Mbit/s, 50 ms RTT, 60-packet drop-tail, 25 s), and
+Westwood+'s ssthresh after a loss against BWE x RTTmin. 4 Mbit/s, not the papers' 10: under QEMU
+TCG on a 2-core machine the guest cannot keep a 10 Mbit/s shaper at its rate while it traces
+every packet (measured: 9.08 Mbit/s at saturation, the rate fidelity check fails)."""
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from analysis.parsers import read_tcp_probe
 from tests.integration.conftest import trial_cmd
-from tests.integration.series import drains
+from tests.integration.series import congestion_events, drains, shaper_kbit
 from tests.integration.test_vm_trial import vm_results  # noqa: F401  (the VM fixture)
 
 pytestmark = [pytest.mark.root, pytest.mark.vm]
-RATE_BPS, RTT_S, MSS = 10e6, 0.050, 1448
+RTT_S, MSS = 0.050, 1448
 
 
-def run_in_vm(paper_env, vm_results, cell):  # noqa: F811
-    out = vm_results / "vmcc" / cell / "trial-1"
+def run_in_vm(paper_env, vm_results, cell, paper="vmcc"):  # noqa: F811
+    """One trial in the VM, valid; (summary, provenance, this flow's tcp_probe trace, trial dir)."""
+    out = vm_results / paper / cell / "trial-1"
     env = {**paper_env, "TCPREPRO_KERNEL": "vm"}
-    proc = subprocess.run(trial_cmd("vmcc", cell, out), env=env, capture_output=True, text=True, timeout=1500)
+    proc = subprocess.run(trial_cmd(paper, cell, out), env=env, capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     prov = json.loads((out / "provenance.json").read_text())
@@ -29,28 +33,30 @@ def run_in_vm(paper_env, vm_results, cell):  # noqa: F811
     df = read_tcp_probe(out / "tcp_probe.trace").frame
     df = df[df.dport == prov["port_base"] + 1].copy()
     df["t"] -= prov["t0_monotonic"]
-    return summary, prov, df
+    return summary, prov, df, out
 
 
 def loss_ssthresholds(df) -> np.ndarray:
-    """ssthresh right after each congestion event (after slow start's first exit)."""
-    s = df.ssthresh.to_numpy()
-    changed = np.flatnonzero(np.diff(s) != 0) + 1
-    return s[changed][(s[changed] < 2**31 - 1) & (df.t.to_numpy()[changed] > 3)]
+    """ssthresh set by each congestion event after slow start (read during recovery, where
+    tcp_probe prints the real one)."""
+    t, ssthresh = df.t.to_numpy(), df.ssthresh.to_numpy()
+    events = [i for i in congestion_events(t, df.snd_cwnd.to_numpy()) if t[i] > 3]
+    return ssthresh[events]
 
 
 def shape(df) -> dict[str, float]:
     w = df[df.t > 5]
     return {"cwnd_mean": float(w.snd_cwnd.mean()), "cwnd_std": float(w.snd_cwnd.std()),
-            "losses": len(loss_ssthresholds(df))}
+            "congestion_events": len(congestion_events(w.t.to_numpy(), w.snd_cwnd.to_numpy()))}
 
 
 @pytest.mark.parametrize("cc", ["htcp", "westwood"])
 def test_bpf_and_module_agree_in_the_vm(cc, vm_results, paper_env, nothing_left_behind):  # noqa: F811
     results, traces = {}, {}
     for impl in ("module", "bpf"):
-        summary, prov, df = run_in_vm(paper_env, vm_results, f"{cc}-{impl}")
+        summary, prov, df, _ = run_in_vm(paper_env, vm_results, f"{cc}-{impl}")
         traces[impl] = df
+        rate_bps = shaper_kbit(prov) * 1000
         used = prov["congestion_controls"][f"{cc}@{impl}"]
         assert used["impl"] == impl and prov["kernel"]["where"] == "vm"
         if impl == "module":
@@ -58,10 +64,12 @@ def test_bpf_and_module_agree_in_the_vm(cc, vm_results, paper_env, nothing_left_
         results[impl] = {"goodput_kbit_s": summary["metrics"]["goodput_kbit_s"], **shape(df)}
     print(f"{cc} in the VM: {json.dumps(results)}")
     m, b = results["module"], results["bpf"]
-    assert abs(b["goodput_kbit_s"] - m["goodput_kbit_s"]) <= 0.05 * m["goodput_kbit_s"]
+    # Not the same code: Linux's Westwood+ filters twice with 7/8 EWMAs, ours is the report's
+    # Tustin filter (tau 0.5 s); H-TCP differs in when Delta restarts. Same link share within 10 %.
+    assert abs(b["goodput_kbit_s"] - m["goodput_kbit_s"]) <= 0.10 * m["goodput_kbit_s"]
     assert abs(b["cwnd_mean"] - m["cwnd_mean"]) <= 0.25 * m["cwnd_mean"]
     if cc == "westwood":
-        bdp = RATE_BPS * (MSS / 1500) / 8 * RTT_S / MSS      # BWE x RTTmin in packets (payload rate)
+        bdp = rate_bps * (MSS / 1500) / 8 * RTT_S / MSS      # BWE x RTTmin in packets (payload rate)
         thresholds = loss_ssthresholds(traces["bpf"])
         print(f"Westwood+ BPF ssthresh after losses {thresholds.tolist()} vs BWE*RTTmin {bdp:.1f}")
         assert len(thresholds) and 0.7 * bdp <= float(np.median(thresholds)) <= 1.3 * bdp
@@ -71,12 +79,30 @@ def test_bpf_and_module_agree_in_the_vm(cc, vm_results, paper_env, nothing_left_
 def test_fixed_beta_md_drains_the_queue_at_40ms(name, vm_results, paper_env, nothing_left_behind):  # noqa: F811
     """At the paper's 40 ms base RTT, beta = 0.6 leaves cwnd*beta below the path's BDP plus a
     few packets, so each decrease empties the queue (with no base delay it cannot: see ledbatq)."""
-    out = vm_results / "vmledbat" / name / "trial-1"
-    env = {**paper_env, "TCPREPRO_KERNEL": "vm"}
-    proc = subprocess.run(trial_cmd("vmledbat", name, out), env=env, capture_output=True, text=True, timeout=1500)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    summary = json.loads((out / "summary.json").read_text())
-    prov = json.loads((out / "provenance.json").read_text())
-    assert summary["valid"], summary["invalid_reasons"]
+    summary, prov, _, out = run_in_vm(paper_env, vm_results, name, paper="vmledbat")
     assert prov["congestion_controls"][name]["impl"] == "bpf"
     assert drains(out, prov, name, summary) >= 3
+
+
+def test_every_name_loads_carries_traffic_and_unloads_in_the_vm(vm_results, paper_env,  # noqa: F811
+                                                                  nothing_left_behind):
+    """All nine names in one trial on the pinned kernel: modules where it has them, BPF for the
+    rest; each flow's socket ran the algorithm it asked for; afterwards nothing of ours is left
+    registered or loaded in the guest."""
+    _, prov, _, out = run_in_vm(paper_env, vm_results, "all", paper="vmccall")
+    ccs = prov["congestion_controls"]
+    assert {n: c["impl"] for n, c in ccs.items()} == {
+        "newreno": "builtin", "cubic": "builtin", "htcp": "module", "westwood": "module",
+        **{n: "bpf" for n in ("ledbat", "ledbat-min1", "ledbat-md-nf2", "ledbat-md-nf1", "ledbat-mdvar")}}
+    flows = json.loads((out / "spec.json").read_text())["flows"]
+    for f in flows:
+        iperf = json.loads((out / f"iperf-{f['id']}.json").read_text())
+        assert iperf["end"]["sender_tcp_congestion"] == ccs[f["cc_key"]]["kernel_name"], f["cc"]
+        assert iperf["end"]["sum_received"]["bytes"] > 0, f"{f['cc']} carried nothing"
+    left = subprocess.run([sys.executable, "-m", "testbed.vm", "exec", "--", "sh", "-c",
+                           "cat /proc/sys/net/ipv4/tcp_available_congestion_control; bpftool struct_ops show; "
+                           "lsmod | grep -E '^tcp_(htcp|westwood)' || true"],
+                          capture_output=True, text=True, timeout=300)
+    assert left.returncode == 0, left.stderr
+    print(f"guest after the trial: {left.stdout.strip()}")
+    assert "bpf_" not in left.stdout and "tcp_htcp" not in left.stdout and "tcp_westwood" not in left.stdout

@@ -79,6 +79,14 @@ def test_saturation_rate_pools_saturated_runs() -> None:
     assert saturation_rate_kbit(q, "reverse") is None
 
 
+def test_saturation_rate_given_the_nominal_rate_skips_intervals_the_queue_could_empty_in() -> None:
+    """At 8 kbit/s (1000 B/s), 1-s intervals count only from a backlog of >= 1000 B: the interval
+    from 300 B (sent 300, then the link idled) would read as a slow link."""
+    q = qdf(t=[0, 1, 2, 3, 4], backlog=[3000, 2000, 300, 1500, 1500], sent=[0, 1000, 2000, 2300, 3300])
+    assert saturation_rate_kbit(q, "forward", min_saturated_s=1.0) == pytest.approx(3300 * 8 / 4 / 1000)
+    assert saturation_rate_kbit(q, "forward", min_saturated_s=1.0, rate_kbit=8) == pytest.approx(8.0)
+
+
 def test_saturation_rate_skips_counter_reset_and_single_samples() -> None:
     q = qdf(t=[0, 1, 2, 3, 4], backlog=[5, 5, 5, 0, 5], sent=[1000, 1500, 100, 200, 300])
     # 0-1: +500 in 1 s counts; 1-2 counter went backwards: skipped; sample 4 is a run of one.
