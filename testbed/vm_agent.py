@@ -77,12 +77,33 @@ class Job:
             self.pidfd = None
 
 
+def pin_tcp_probe(tracing: Path) -> None:
+    """Keep tcp:tcp_probe registered twice for the whole boot (buffers off, a filter nothing
+    matches), so a trial's own instance never changes the tracepoint's static key or static call.
+    Each such change live-patches kernel text (int3 + IPIs), and under QEMU TCG one of them left a
+    vCPU looping in the int3 handler: an RCU stall that hung the guest mid-trial."""
+    event = tracing / "events" / "tcp" / "tcp_probe"
+    if not event.is_dir():
+        return
+    for n in (1, 2):
+        inst = tracing / "instances" / f"keepalive-tcp_probe-{n}"
+        try:
+            inst.mkdir(exist_ok=True)
+            (inst / "tracing_on").write_text("0\n")
+            (inst / "events" / "tcp" / "tcp_probe" / "filter").write_text("dport == 0\n")
+            (inst / "events" / "tcp" / "tcp_probe" / "enable").write_text("1\n")
+        except OSError as exc:
+            log(f"could not pin tcp_probe ({exc}); trials will toggle it")
+            return
+
+
 def setup_guest() -> dict[str, object]:
     """Make the guest ready for trials; report what is there so the host can record it."""
     release = os.uname().release
     tracing = Path("/sys/kernel/tracing")
     if not os.path.ismount(tracing):
         subprocess.run(["mount", "-t", "tracefs", "nodev", str(tracing)], check=False)
+    pin_tcp_probe(tracing)
     with contextlib.suppress(OSError):
         subprocess.run(["ip", "link", "set", "lo", "up"], check=False, capture_output=True)
     cgroup_ok = True

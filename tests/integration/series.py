@@ -36,12 +36,15 @@ def acked_kbit_s(df: pd.DataFrame, t_from: float, t_to: float) -> float:
 
 
 def drains(out: Path, prov: dict, name: str, summary: dict) -> int:
-    """How often the queue empties (at most one packet queued) after the start-up, and that it
-    refills in between (the flow still probes for TARGET)."""
-    delay = queue_delay_ms(out, prov, 5, 30)
-    empty = (delay * shaper_kbit(prov) / 8 <= 1500).to_numpy()     # at most one packet queued
-    n = int(np.count_nonzero(empty[1:] & ~empty[:-1]))     # entries into the empty state
-    print(f"{name}: {n} drains in 25 s, median queueing delay {delay.median():.1f} ms, "
+    """In how many of the 25 seconds after the start-up the queue empties (at most one packet
+    queued), checking that it refills in between (the flow still probes for TARGET)."""
+    t0 = prov["t0_monotonic"]
+    q = read_qdisc(out / "qdisc.csv")
+    q = q[(q.role == "forward") & (q.t >= t0 + 5) & (q.t <= t0 + 30)]
+    delay = q.backlog_bytes * 8 / shaper_kbit(prov)
+    seconds = ((q.t - t0) // 1).astype(int)
+    n = int(seconds[q.backlog_bytes <= 1500].nunique())
+    print(f"{name}: queue empty in {n} of 25 s, median queueing delay {delay.median():.1f} ms, "
           f"goodput {summary['metrics']['goodput_kbit_s']:.0f} kbit/s")
     assert delay.max() > 15, f"{name} never refilled the queue"
     return n
