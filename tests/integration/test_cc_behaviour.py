@@ -14,7 +14,7 @@ import pytest
 
 from cc import loader, registry
 from tests.integration.conftest import trial_cmd
-from tests.integration.series import acked_kbit_s, congestion_events, drains, probe, queue_delay_ms
+from tests.integration.series import acked_kbit_s, congestion_events, drains, probe, queue_delay_ms, usable
 
 pytestmark = pytest.mark.root
 RATE_KBIT = 10000          # the host test papers' bottleneck
@@ -26,7 +26,7 @@ def run(paper_env, paper: str, cell: str, out: Path) -> tuple[dict, dict]:
     proc = subprocess.run(trial_cmd(paper, cell, out), env=paper_env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["valid"], summary["invalid_reasons"]
+    assert usable(summary), summary["invalid_reasons"]
     return summary, json.loads((out / "provenance.json").read_text())
 
 
