@@ -114,11 +114,6 @@ static __always_inline struct htcp *htcp_ca(struct sock *sk)
 	return (struct htcp *)TRP_CA_PRIV(sk);
 }
 
-static __always_inline __u64 htcp_now_us(void)
-{
-	return bpf_ktime_get_ns() / 1000;
-}
-
 /* The kernel's tcp_is_cwnd_limited(): in slow start allow cwnd up to twice what was in flight,
  * otherwise the flag the output path keeps. */
 static __always_inline int htcp_cwnd_limited(struct tcp_sock *tp)
@@ -142,7 +137,7 @@ void BPF_PROG(htcp_init, struct sock *sk)
 {
 	struct htcp *ca = htcp_ca(sk);
 
-	ca->epoch_us = htcp_now_us();  /* connection start = start of the first epoch */
+	ca->epoch_us = trp_now_us();  /* connection start = start of the first epoch */
 	ca->undo_epoch_us = ca->epoch_us;
 	ca->acc = 0;
 	ca->rtt_min_us = 0;
@@ -155,7 +150,7 @@ void BPF_PROG(htcp_init, struct sock *sk)
 static __always_inline __u64 htcp_increase_fp(struct sock *sk, struct htcp *ca)
 {
 	struct tcp_sock *tp = trp_tcp_sk(sk);
-	__u64 now = htcp_now_us();
+	__u64 now = trp_now_us();
 	__u64 delta_us = now > ca->epoch_us ? now - ca->epoch_us : 0;
 	__u64 alpha = HTCP_FP_ONE;
 
@@ -243,7 +238,7 @@ __u32 BPF_PROG(htcp_ssthresh, struct sock *sk)
 		ca->undo_epoch_us = ca->epoch_us;
 		ca->flags |= HTCP_F_UNDO_VALID;
 	}
-	htcp_new_epoch(ca, htcp_now_us());
+	htcp_new_epoch(ca, trp_now_us());
 	return trp_max((__u32)(((__u64)cwnd * BETA_PERMILLE) / 1000), 2);
 }
 
@@ -255,9 +250,9 @@ void BPF_PROG(htcp_set_state, struct sock *sk, __u8 new_state)
 	if (new_state == TCP_CA_Loss) {
 		/* timeout: a congestion event for Delta (the ssthresh op may not have run, e.g. for a
 		 * repeated RTO); the undo state stays as saved by the ssthresh op */
-		htcp_new_epoch(ca, htcp_now_us());
+		htcp_new_epoch(ca, trp_now_us());
 	} else if (new_state == TCP_CA_Open && (ca->flags & HTCP_F_EPOCH_PENDING)) {
-		ca->epoch_us = htcp_now_us();
+		ca->epoch_us = trp_now_us();
 		ca->acc = 0;
 		ca->flags &= ~HTCP_F_EPOCH_PENDING;
 	}
@@ -268,7 +263,7 @@ SEC("struct_ops/htcp_cwnd_event")
 void BPF_PROG(htcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
 	if (ev == CA_EVENT_LOSS)
-		htcp_new_epoch(htcp_ca(sk), htcp_now_us());
+		htcp_new_epoch(htcp_ca(sk), trp_now_us());
 }
 
 SEC("struct_ops/htcp_pkts_acked")

@@ -49,6 +49,12 @@ static __always_inline struct inet_connection_sock *trp_csk(const struct sock *s
 static __always_inline __u32 trp_min(__u32 a, __u32 b) { return a < b ? a : b; }
 static __always_inline __u32 trp_max(__u32 a, __u32 b) { return a > b ? a : b; }
 
+/* Monotonic time in usec (the clock tcp_mstamp is taken from). */
+static __always_inline __u64 trp_now_us(void)
+{
+	return bpf_ktime_get_ns() / 1000;
+}
+
 /* tcp_sock.snd_cwnd is written directly (allowed for struct_ops congestion controls). */
 static __always_inline int trp_in_slow_start(const struct tcp_sock *tp)
 {

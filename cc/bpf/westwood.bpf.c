@@ -81,18 +81,13 @@ static __always_inline struct westwood *ww_ca(struct sock *sk)
 	return (struct westwood *)TRP_CA_PRIV(sk);
 }
 
-static __always_inline __u64 ww_now_us(void)
-{
-	return bpf_ktime_get_ns() / 1000;
-}
-
 SEC("struct_ops/ww_init")
 void BPF_PROG(ww_init, struct sock *sk)
 {
 	struct tcp_sock *tp = trp_tcp_sk(sk);
 	struct westwood *ca = ww_ca(sk);
 
-	ca->sample_start_us = ww_now_us();
+	ca->sample_start_us = trp_now_us();
 	ca->start_delivered = tp->delivered;
 	ca->bwe = 0;
 	ca->b_prev = 0;
@@ -159,7 +154,7 @@ void BPF_PROG(ww_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 		ca->rtt_min_us = (__u32)rtt;
 
 	/* one bandwidth sample per RTT */
-	now = ww_now_us();
+	now = trp_now_us();
 	if (now <= ca->sample_start_us)
 		return;
 	dt = now - ca->sample_start_us;
