@@ -22,10 +22,18 @@ from typing import TextIO
 
 from pyroute2.netlink import NLM_F_ECHO, NLM_F_REQUEST, NLMSG_ERROR
 from pyroute2.netlink.rtnl import RTM_GETQDISC, RTM_NEWQDISC
-from pyroute2.netlink.rtnl.tcmsg import tcmsg
 
 from testbed.timed_loop import StopFlag, realtime
 
+# The request and the reply have fixed layouts (linux/netlink.h, linux/rtnetlink.h, linux/gen_stats.h),
+# decoded here with struct: pyroute2's generic decoder costs ~3 ms a call under QEMU TCG, which at
+# 100 Hz x 2 queues took over half a guest CPU away from the emulated link.
+NLMSGHDR = struct.Struct("=IHHII")      # len, type, flags, seq, pid
+TCMSG = struct.Struct("=BxxxiIII")      # family, ifindex, handle, parent, info
+RTATTR = struct.Struct("=HH")           # len, type
+TCA_STATS2, TCA_STATS_BASIC, TCA_STATS_QUEUE = 7, 1, 3
+GNET_BASIC = struct.Struct("=QI")       # bytes, packets
+GNET_QUEUE = struct.Struct("=IIIII")    # qlen, backlog, drops, requeues, overlimits
 HEADER = "t,dev,role,backlog_bytes,backlog_pkts,drops,sent_bytes,sent_pkts,overlimits\n"
 FLUSH_EVERY_S = 1.0
 
@@ -74,7 +82,8 @@ class QdiscReader:
     def __init__(self) -> None:
         self._sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
         self._sock.bind((0, 0))
-        self._sock.settimeout(1.0)
+        # A reply takes microseconds; seconds happen only in a starved QEMU TCG guest.
+        self._sock.settimeout(5.0)
         self._seq = 0
 
     def close(self) -> None:
@@ -95,7 +104,11 @@ class QdiscReader:
         self._seq += 1
         self._sock.send(self._request(target, self._seq))
         while True:
-            data = self._sock.recv(65536)
+            try:
+                data = self._sock.recv(65536)
+            except TimeoutError:
+                raise SamplerError(f"no netlink reply for {target.dev} within 5 s (is the machine "
+                                   f"overloaded? run fewer trials at once)") from None
             _, mtype, _, seq, _ = struct.unpack_from("=IHHII", data)
             if seq == self._seq:
                 break
@@ -108,14 +121,9 @@ class QdiscReader:
 
     @staticmethod
     def _request(target: Target, seq: int) -> bytes:
-        msg = tcmsg()
-        msg["index"] = target.ifindex
-        msg["handle"] = target.handle
-        msg["header"]["type"] = RTM_GETQDISC
-        msg["header"]["flags"] = NLM_F_REQUEST | NLM_F_ECHO
-        msg["header"]["sequence_number"] = seq
-        msg.encode()
-        return bytes(msg.data)
+        size = NLMSGHDR.size + TCMSG.size
+        return (NLMSGHDR.pack(size, RTM_GETQDISC, NLM_F_REQUEST | NLM_F_ECHO, seq, 0)
+                + TCMSG.pack(0, target.ifindex, target.handle, 0, 0))
 
     @staticmethod
     def _explain(target: Target, errno_: int) -> str:
@@ -129,17 +137,30 @@ class QdiscReader:
         return f"RTM_GETQDISC for {target.dev} {target.handle_text} failed: errno {errno_}"
 
 
+def _attrs(data: bytes, start: int, end: int) -> dict[int, tuple[int, int]]:
+    """{type: (payload offset, payload end)} of the rtattrs in data[start:end]."""
+    out = {}
+    while start + RTATTR.size <= end:
+        length, kind = RTATTR.unpack_from(data, start)
+        if length < RTATTR.size:
+            break
+        out[kind & 0x3FFF] = (start + RTATTR.size, start + length)   # strip NLA_F_NESTED and friends
+        start += (length + 3) & ~3
+    return out
+
+
 def _decode(data: bytes) -> tuple[int, int, int, int, int, int]:
-    msg = tcmsg(data)
-    msg.decode()
-    st = msg.get_attr("TCA_STATS2")
-    basic = st.get_attr("TCA_STATS_BASIC") if st is not None else None
-    queue = st.get_attr("TCA_STATS_QUEUE") if st is not None else None
-    if basic is None or queue is None:
+    """backlog_bytes, backlog_pkts, drops, sent_bytes, sent_pkts, overlimits of an RTM_NEWQDISC reply."""
+    length = NLMSGHDR.unpack_from(data, 0)[0]
+    top = _attrs(data, NLMSGHDR.size + TCMSG.size, min(length, len(data)))
+    if TCA_STATS2 not in top:
+        raise SamplerError("the kernel's qdisc reply has no TCA_STATS2")
+    nested = _attrs(data, *top[TCA_STATS2])
+    if TCA_STATS_BASIC not in nested or TCA_STATS_QUEUE not in nested:
         raise SamplerError("the kernel's qdisc reply has no TCA_STATS2 basic/queue stats")
-    return (
-        queue["backlog"], queue["qlen"], queue["drops"], basic["bytes"], basic["packets"], queue["overlimits"]
-    )
+    sent_bytes, sent_pkts = GNET_BASIC.unpack_from(data, nested[TCA_STATS_BASIC][0])
+    qlen, backlog, drops, _requeues, overlimits = GNET_QUEUE.unpack_from(data, nested[TCA_STATS_QUEUE][0])
+    return backlog, qlen, drops, sent_bytes, sent_pkts, overlimits
 
 
 @dataclass
