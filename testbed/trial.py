@@ -95,7 +95,7 @@ def _wait_listening(node: Any, proto: str, port: int, timeout: float = 120.0) ->
     while time.monotonic() < deadline:
         if f":{port} " in node.cmd(f"ss {flag} sport = :{port}") + " ":
             return
-        time.sleep(0.02)
+        time.sleep(0.1)                 # each check is a shell round trip: costly under QEMU TCG
     raise RuntimeError(f"{node.name}: nothing listening on {proto}/{port} after {timeout:.0f} s")
 
 
@@ -136,6 +136,7 @@ class Trial:
                      for d in ("forward", "reverse")}
         self.stages = stages(self.scenario["pairs"])
         self.procs = Processes()
+        self.voip_senders: list[tuple[dict[str, Any], subprocess.Popen]] = []
         self.provenance: dict[str, Any] = {"schema": "tcprepro.provenance/1"}
         self.timing: dict[str, float] = {}
         self.net: Mininet | None = None
@@ -265,8 +266,9 @@ class Trial:
             for f in self.flows}
 
     def start_receivers(self) -> None:
-        """Start every receiver and wait until all listen; remember how long a process takes to start
-        here (seconds on the host, far more under QEMU TCG) to schedule the senders' start."""
+        """Start every receiver and every VoIP sender, and wait until all are ready: receivers
+        listening, VoIP senders (Python: seconds to start under QEMU TCG) waiting for their start
+        time on stdin. The senders' shared start time is then set by `run_traffic`."""
         t_start = time.monotonic()
         for f in self.flows:
             rnode = self.node(receiver(f["pair"]))
@@ -285,18 +287,33 @@ class Trial:
                 self.procs.start(rnode, f"recv-{f['id']}",
                                  [PYTHON, "-m", "traffic.voip", "recv", "--bind", receiver_ip(f["pair"]),
                                   "--port", str(self.port(f)), "--out", str(self.out / f"voip-{f['id']}.csv")])
+        duration = float(self.spec["duration_s"])
+        for f in (f for f in self.flows if f["kind"] == "voip"):
+            argv = [PYTHON, "-m", "traffic.voip", "send", "--dst", receiver_ip(f["pair"]),
+                    "--port", str(self.port(f)), "--packet-bytes", str(f["packet_bytes"]),
+                    "--interval-ms", str(f["interval_ms"]), "--start-at", "stdin",
+                    "--duration", f"{duration - f['start_s']:.3f}", "--out", str(self.out / f"voip-{f['id']}.json")]
+            self.voip_senders.append((f, self.procs.start(
+                self.node(sender(f["pair"])), f"client-{f['id']}", argv, stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
         for f in self.flows:
             _wait_listening(self.node(receiver(f["pair"])), "tcp" if f["kind"] == "bulk" else "udp",
                             self.port(f))
+        for f, proc in self.voip_senders:
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != "ready":
+                err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
+                raise RuntimeError(f"VoIP sender {f['id']} did not start: {err.strip()[-300:]}")
         self.timing["process_start_s"] = time.monotonic() - t_start
 
     def start_monitors(self) -> None:
         assert self.lane is not None
         devs = [f"{st.queue_dev}:{d}:{shaping.QUEUE_HANDLE}" for d, st in self.stages.items()]
-        self.procs.start(self.node("rt"), "monitor-qdisc",
-                         [PYTHON, "-m", "testbed.qdisc_sampler", "--out", str(self.out / "qdisc.csv"),
-                          "--interval", str(SAMPLE_INTERVAL_S), *[x for d in devs for x in ("--dev", d)]],
-                         stderr=self.procs.log_file(self.out / "qdisc_sampler.log"))
+        sampler = self.procs.start(
+            self.node("rt"), "monitor-qdisc",
+            [PYTHON, "-m", "testbed.qdisc_sampler", "--out", str(self.out / "qdisc.csv"),
+             "--interval", str(SAMPLE_INTERVAL_S), *[x for d in devs for x in ("--dev", d)]],
+            stderr=self.procs.log_file(self.out / "qdisc_sampler.log"))
         lo, hi = self.lane.port_range
         (self.out / "pcap").mkdir(exist_ok=True)
         for pair in sorted({f["pair"] for f in self.flows if f["kind"] == "bulk"}):
@@ -307,6 +324,21 @@ class Trial:
                               str(self.out / "pcap" / f"{s}.pcap"), f"tcp and portrange {lo}-{hi}"],
                              stderr=err)
             self._wait_file_line(self.out / "pcap" / f"{s}.log", "listening on")
+        self._wait_started(sampler, self.out / "qdisc.csv", self.out / "qdisc_sampler.log")
+
+    @staticmethod
+    def _wait_started(proc: subprocess.Popen, output: Path, errlog: Path, timeout: float = 60.0) -> None:
+        """A monitor is running once its output exists; one that exits first fails the trial with
+        its own error message, before any traffic is wasted."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                why = errlog.read_text().strip()[-300:]
+                raise RuntimeError(f"{output.stem} monitor exited {proc.returncode}: {why}")
+            if output.exists():
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"{output.name} not created in {timeout:.0f} s")
 
     @staticmethod
     def _wait_file_line(path: Path, needle: str, timeout: float = 10.0) -> None:
@@ -318,22 +350,20 @@ class Trial:
         raise RuntimeError(f"{path.name}: '{needle}' not seen in {timeout:.0f} s: {path.read_text()[-300:]}")
 
     def run_traffic(self, ccs: dict[str, CcChoice]) -> None:
-        """VoIP senders (Python: slow to start under TCG) are launched ahead with an absolute start
-        time; iperf3 clients (fast to start) are launched at their start time."""
+        """VoIP senders, already started and waiting, get their absolute start time; iperf clients
+        (fast to start) are launched at theirs."""
         duration = float(self.spec["duration_s"])
         startup = self.timing.get("process_start_s", 0.0)
-        t0 = time.monotonic() + max(START_LEAD_S, 3 * startup)
+        t0 = time.monotonic() + START_LEAD_S
         self.provenance["t0_monotonic"] = t0
         # pcap timestamps are CLOCK_REALTIME: this converts them to the monotonic clock of the rest.
         self.provenance["realtime_minus_monotonic_s"] = time.clock_gettime(time.CLOCK_REALTIME) - time.monotonic()
         clients: list[subprocess.Popen] = []
-        for f in (f for f in self.flows if f["kind"] == "voip"):
-            argv = [PYTHON, "-m", "traffic.voip", "send", "--dst", receiver_ip(f["pair"]),
-                    "--port", str(self.port(f)), "--packet-bytes", str(f["packet_bytes"]),
-                    "--interval-ms", str(f["interval_ms"]), "--start-at", f"{t0 + f['start_s']:.6f}",
-                    "--duration", f"{duration - f['start_s']:.3f}", "--out", str(self.out / f"voip-{f['id']}.json")]
-            clients.append(self.procs.start(self.node(sender(f["pair"])), f"client-{f['id']}", argv,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        for f, proc in self.voip_senders:
+            assert proc.stdin is not None
+            proc.stdin.write(f"{t0 + f['start_s']:.6f}\n")
+            proc.stdin.close()
+            clients.append(proc)
         for f in sorted((f for f in self.flows if f["kind"] == "bulk"), key=lambda f: f["start_s"]):
             time.sleep(max(0.0, t0 + float(f["start_s"]) - time.monotonic()))
             remaining = max(1.0, t0 + duration - time.monotonic())
@@ -360,7 +390,8 @@ class Trial:
         failed = [(n, p) for n, p in self.procs.procs if n.startswith("client-") and p.returncode != 0]
         if failed:
             name, proc = failed[0]
-            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+            err = proc.stderr.read() if proc.stderr else ""
+            err = err.decode(errors="replace") if isinstance(err, bytes) else err
             raise RuntimeError(f"{name} exited {proc.returncode}: {err.strip()[-500:]}")
 
     # -- the whole lifecycle -------------------------------------------------------------------
@@ -430,6 +461,7 @@ def measure(spec: dict[str, Any], partial: Path) -> dict[str, Any]:
     handler = logging.FileHandler(partial / "trial.log")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)
+    log.setLevel(logging.INFO)      # the phase timings belong in trial.log whoever configured logging
     in_vm = os.environ.get("TCPREPRO_IN_VM") == "1"
     try:
         with _scratch(partial, local=in_vm) as out:

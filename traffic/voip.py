@@ -5,7 +5,7 @@ one kernel, so they share CLOCK_MONOTONIC: the sender stamps each packet with it
 converts the kernel's receive stamp to it (see `_recv_monotonic`).
 
     python -m traffic.voip send --dst IP --port P --packet-bytes 186 --interval-ms 20 \
-        --duration S --out voip-x.json [--start-at MONOTONIC_T]
+        --duration S --out voip-x.json [--start-at MONOTONIC_T | --start-at stdin]
     python -m traffic.voip recv --bind IP --port P --out voip-x.csv [--duration S]
 """
 
@@ -196,7 +196,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--interval-ms", type=float, default=20.0)
     s.add_argument("--duration", type=float, required=True, help="seconds of sending")
     s.add_argument("--out", type=Path, required=True, help="JSON report")
-    s.add_argument("--start-at", type=float, help="CLOCK_MONOTONIC time of the first packet")
+    s.add_argument("--start-at", help="CLOCK_MONOTONIC time of the first packet, or 'stdin': print "
+                   "'ready' once started and read the time from standard input (a process starts in "
+                   "seconds under QEMU TCG; this way the trial need not guess how many)")
     s.add_argument("--rt-priority", type=int, default=10, help="SCHED_FIFO priority, 0 = normal scheduling")
     r = sub.add_parser("recv", help="log one-way delay of stamped UDP")
     r.add_argument("--bind", required=True)
@@ -208,10 +210,21 @@ def _parser() -> argparse.ArgumentParser:
 
 def _main_send(a: argparse.Namespace) -> int:
     stop = StopFlag()
+    start_at = _start_time(a.start_at)
     with realtime(a.rt_priority) as policy:
-        rep = send(a.dst, a.port, a.packet_bytes, a.interval_ms, a.duration, a.start_at, stop)
+        rep = send(a.dst, a.port, a.packet_bytes, a.interval_ms, a.duration, start_at, stop)
     a.out.write_text(json.dumps({**asdict(rep), "sched": policy}, indent=1) + "\n")
     return 0
+
+
+def _start_time(arg: str | None) -> float | None:
+    if arg != "stdin":
+        return float(arg) if arg is not None else None
+    print("ready", flush=True)
+    line = sys.stdin.readline()
+    if not line.strip():
+        raise ValueError("--start-at stdin: standard input closed before a start time arrived")
+    return float(line)
 
 
 def _main_recv(a: argparse.Namespace) -> int:
