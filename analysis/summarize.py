@@ -131,9 +131,11 @@ def _check_fidelity(prov: dict[str, Any], acc: _Acc) -> None:
             note = f" ({chk['note']})" if chk.get("note") else ""
             acc.warnings.append(f"fidelity {chk.get('name')}: not measured{note}")
         elif chk["pass"] is False:
+            tol = chk.get("tolerance")
+            tol = tol if isinstance(tol, str) else f"± {tol}"
             acc.invalid.append(
                 f"fidelity {chk.get('name')}: measured {chk.get('measured')} {chk.get('unit', '')}, "
-                f"configured {chk.get('configured')} ± {chk.get('tolerance')}".rstrip()
+                f"configured {chk.get('configured')} {tol}".rstrip()
             )
 
 
