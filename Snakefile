@@ -1,7 +1,10 @@
 # tcprepro workflow: trials -> cells (-> tables, figures, report as the papers land).
 # Run `snakemake --cores all` (profile from config/workflow.yaml) or `make quick|reproduce|smoke`.
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
 
 from tcprepro.config import load_paper
 
@@ -11,24 +14,42 @@ PROFILE = config["profile"]
 RESULTS = Path(config["results"]) / PROFILE
 PAPERS = {name: load_paper(name) for name in config["papers"]}   # validated before anything runs
 PY = sys.executable
+# Trials measured at once. A trial's host process mostly waits (on the VM, or on traffic), so trials
+# take no cores; they take lanes, which `--resources trial_lanes=N` overrides.
+if "trial_lanes" not in workflow.global_resources:
+    workflow.register_resource("trial_lanes", int(config["lanes"]))
+LANES = int(getattr(workflow.global_resources["trial_lanes"], "value", workflow.global_resources["trial_lanes"]))
+
+
+# `--config cells='*-rtt50-*,htcp-rtt100-f1'` runs only the cells matching these globs.
+ONLY = [g.strip() for g in str(config.get("cells") or "").split(",") if g.strip()]
+
+
+def selected_cells(paper):
+    cells = [c.cell_id for c in PAPERS[paper].cells(PROFILE)]
+    return [c for c in cells if not ONLY or any(fnmatch(c, g) for g in ONLY)]
+
+
+if ONLY and not any(selected_cells(p) for p in PAPERS):
+    raise WorkflowError(f"--config cells={config['cells']}: no cell of profile {PROFILE} matches; cells are "
+                        + ", ".join(c.cell_id for p in PAPERS for c in PAPERS[p].cells(PROFILE)))
 
 
 def trial_dirs(paper, cell=None):
-    cfg = PAPERS[paper]
-    n = cfg.profile(PROFILE)["trials"]
-    cells = [c.cell_id for c in cfg.cells(PROFILE)] if cell is None else [cell]
+    n = PAPERS[paper].profile(PROFILE)["trials"]
+    cells = selected_cells(paper) if cell is None else [cell]
     return [str(RESULTS / paper / c / f"trial-{k}") for c in cells for k in range(1, n + 1)]
 
 
 def cell_files(paper):
-    return [str(RESULTS / paper / c.cell_id / "cell.json") for c in PAPERS[paper].cells(PROFILE)]
+    return [str(RESULTS / paper / c / "cell.json") for c in selected_cells(paper)]
 
 
 onstart:
     from testbed.progress import write_plan
     todo = [{"dir": str(Path(d).resolve()), "duration_s": PAPERS[p].profile(PROFILE)["duration_s"]}
             for p in PAPERS for d in trial_dirs(p) if not Path(d, "summary.json").exists()]
-    print(f"[plan] profile {PROFILE}: " + write_plan(RESULTS, todo, workflow.cores), file=sys.stderr)
+    print(f"[plan] profile {PROFILE}: " + write_plan(RESULTS, todo, LANES), file=sys.stderr)
 
 onsuccess:
     shell(f"{PY} -m tcprepro vm stop --quiet")
@@ -44,6 +65,7 @@ rule all:
 rule trial:
     output: directory(str(RESULTS / "{paper}" / "{cell}" / "trial-{k}"))
     wildcard_constraints: k=r"\d+"
+    threads: 0
     resources: trial_lanes=1
     shell:
         "{PY} -m tcprepro trial --paper {wildcards.paper} --cell {wildcards.cell} "
