@@ -74,6 +74,8 @@ def run_attempt(spec: dict[str, Any], final_dir: Path, where: str) -> dict[str, 
     try:
         if where == "vm":
             _measure_in_vm(partial)
+            # The analysis can wait; the VM's emulated link, sharing these cores, cannot.
+            os.nice(19 - os.nice(0))
         else:
             _measure_here(spec, partial)
         return finalize(partial, final_dir)
