@@ -58,8 +58,20 @@ onerror:
     shell(f"{PY} -m tcprepro vm stop --quiet")
 
 
+FIGURES = Path("figures")
+
+
+def fig2_trial():
+    """Figure 2 draws one trial of its own cell, run whenever the profile has that cell."""
+    from figures.collateral import FIG2_CELL
+    in_profile = FIG2_CELL in [c.cell_id for c in PAPERS["collateral"].cells(PROFILE)]
+    return [str(RESULTS / "collateral" / FIG2_CELL / "trial-1")] if in_profile else []
+
+
 rule all:
-    input: [f for p in PAPERS for f in cell_files(p)]
+    input:
+        [f for p in PAPERS for f in cell_files(p)],
+        [str(FIGURES / "collateral" / PROFILE / "verdict.md")] if "collateral" in PAPERS else [],
 
 
 rule trial:
@@ -79,3 +91,9 @@ rule cell:
         from analysis.aggregate import write_cell
         expected = PAPERS[wildcards.paper].profile(PROFILE)["trials"]
         write_cell(Path(output[0]).parent, expected_trials=expected, trial_dirs=list(input))
+
+
+rule collateral_figures:
+    input: cells=lambda w: cell_files("collateral"), fig2=lambda w: fig2_trial()
+    output: str(FIGURES / "collateral" / PROFILE / "verdict.md")
+    shell: "{PY} -m figures.collateral --profile " + PROFILE

@@ -1,0 +1,122 @@
+"""verdict.md: what reproduced and what did not, claim by claim, with the measured numbers, and
+what differs between the paper's testbed and this run (read from the trials' provenance)."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from analysis.collateral import Cells, Verdict, evaluate
+from analysis.compare import to_markdown
+from figures.collateral.common import Run
+from figures.collateral.tables import tables
+
+# What is known to differ from the paper's Linux 2.6.25 senders, independent of this run.
+CODE_SINCE_2_6_25 = [
+    "CUBIC gained HyStart (Linux 2.6.29, on by default), which leaves slow start before the first "
+    "loss; the paper's `max_increment` parameter no longer exists (the paper set it so that it had no effect).",
+    "Every algorithm's loss recovery changed: Proportional Rate Reduction (3.2) sets cwnd during fast "
+    "recovery, RACK-TLP (4.18 onward, default) detects losses by time instead of by three duplicate ACKs.",
+    "The initial window is 10 segments (2.6.39) instead of 3.",
+    "Linux `reno` is NewReno with SACK, as in 2.6.25; H-TCP is the kernel module with the paper's "
+    "settings (adaptive backoff off, RTT scaling on).",
+]
+
+
+def _provenance_facts(run: Run) -> dict[str, Any]:
+    kernels: Counter[str] = Counter()
+    impls: dict[str, set[str]] = {}
+    where: Counter[str] = Counter()
+    calib: list[float] = []
+    for cell_id in run.cells:
+        for trial in run.valid_trials(cell_id):
+            prov_path = trial / "provenance.json"
+            if not prov_path.exists():
+                continue
+            prov = json.loads(prov_path.read_text())
+            k = prov.get("kernel", {})
+            kernels[k.get("release", "?")] += 1
+            where[f"{k.get('where')}/{k.get('accel') or 'native'}"] += 1
+            for cc in prov.get("congestion_controls", {}).values():
+                impls.setdefault(cc["name"], set()).add(
+                    f"{cc['impl']} {cc['kernel_name']} {json.dumps(cc.get('params') or {}, sort_keys=True)}")
+            rounds = prov.get("calibration", {}).get("rounds") or []
+            if rounds:
+                calib.append(rounds[-1]["base_rtt_ms"])
+    return {"kernels": kernels, "impls": impls, "where": where, "calib": calib}
+
+
+def _epochs(run: Run) -> list[str]:
+    """The paper's duration rule: at least 3 minutes or 20 congestion epochs, whichever is longer.
+    Queue-full events over the whole trial stand for its congestion epochs."""
+    short = []
+    for cell_id, cell in sorted(run.cells.items()):
+        ev = cell.get("metrics", {}).get("q_forward_full_events")
+        if ev and min(ev["values"]) < 20:
+            short.append(f"{cell_id}: {min(ev['values']):.0f} to {max(ev['values']):.0f} queue-full events per trial")
+    return short
+
+
+def _verdict_lines(v: Verdict) -> list[str]:
+    lines = [f"### {v.claim}: **{v.verdict}**", "", f"> {v.text}", ""]
+    for label, items in (("held", v.held), ("did not hold", v.failed), ("not measured", v.missing)):
+        if items:
+            lines.append(f"- {label}:")
+            lines += [f"  - {i}" for i in items]
+    if v.note:
+        lines += ["", v.note]
+    return [*lines, ""]
+
+
+def render(run: Run) -> str:
+    cells = Cells.from_cells(run.cells, run.params)
+    verdicts = evaluate(run.cfg.data["reference"]["claims"], cells)
+    facts = _provenance_facts(run)
+    n_valid = sum(c.get("n_valid", 0) for c in run.cells.values())
+    expected = sum(c.get("expected_trials", 0) for c in run.cells.values())
+    counts = Counter(v.verdict for v in verdicts)
+    out = [f"# Collateral Damage: reproduction verdict ({run.profile} profile)", "",
+           f"Cells measured: {len(run.cells)} of {len(run.cfg.cells_by_id)} "
+           f"({', '.join(sorted(run.cells)) or 'none'}); valid trials {n_valid} of {expected}. "
+           f"Claims: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".", ""]
+    incomplete = [f"{cid} ({c.get('n_valid', 0)}/{c.get('expected_trials')})"
+                  for cid, c in sorted(run.cells.items()) if not c.get("complete")]
+    if incomplete:
+        out += [f"Cells with fewer valid trials than planned (their statistics use what there is): "
+                f"{', '.join(incomplete)}.", ""]
+    out += ["## Claims", ""]
+    for v in verdicts:
+        out += _verdict_lines(v)
+    out += ["## Tables beside the paper", ""]
+    for t in tables(run).values():
+        out += [to_markdown(t), ""]
+    out += ["## What differs from the paper's testbed", "",
+            "- Paper: Linux 2.6.25 senders at 1000 Hz, a FreeBSD 7.0 dummynet router, a hardware capture tap.",
+            f"- This run: kernel {', '.join(f'{k} ({n} trials)' for k, n in facts['kernels'].items()) or '-'}, "
+            f"measured in {', '.join(f'{k} ({n})' for k, n in facts['where'].items()) or '-'}; the bottleneck "
+            "is HTB + bfifo (60000 bytes less the packet in transmission) and netem, the one-way delay is "
+            "measured from kernel timestamps of one shared clock."]
+    if facts["calib"]:
+        out.append(f"- Idle base RTT after calibration: {min(facts['calib']):.2f} to {max(facts['calib']):.2f} ms.")
+    for name, impls in sorted(facts["impls"].items()):
+        out.append(f"- {name}: {'; '.join(sorted(impls))}")
+    out += ["", "Known changes to the algorithms' code since 2.6.25:", ""]
+    out += [f"- {line}" for line in CODE_SINCE_2_6_25]
+    short = _epochs(run)
+    out += ["", "## The paper's trial length rule", ""]
+    if short:
+        out += ["Trials with fewer than 20 queue-full events (the paper ran at least 3 minutes *or* 20 "
+                "congestion epochs, whichever is longer):", ""] + [f"- {s}" for s in short]
+    else:
+        out.append("Every valid trial saw at least 20 queue-full events (congestion epochs).")
+    return "\n".join(out) + "\n"
+
+
+def main(run: Run) -> list[Path]:
+    path = run.out / "verdict.md"
+    path.write_text(render(run))
+    cells = Cells.from_cells(run.cells, run.params)
+    verdicts = evaluate(run.cfg.data["reference"]["claims"], cells)
+    (run.out / "verdicts.json").write_text(json.dumps([v.as_dict() for v in verdicts], indent=1) + "\n")
+    return [path, run.out / "verdicts.json"]
