@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 
 from analysis.compare import load_cells
 from cc.registry import entry
-from tcprepro.config import PaperConfig, load_paper
+from tcprepro.config import CONFIG_DIR, PaperConfig, load_paper
 
 CCS = ("newreno", "htcp", "cubic")
 FLOWS = (1, 2, 5)
@@ -31,7 +31,8 @@ class Run:
     @classmethod
     def load(cls, profile: str, results: Path, out: Path) -> Run:
         out.mkdir(parents=True, exist_ok=True)
-        return cls(profile, results, out, load_paper("collateral"), load_cells(results))
+        # The paper's own config, whatever TCPREPRO_PAPER_DIR says: its reference numbers are the point.
+        return cls(profile, results, out, load_paper(CONFIG_DIR / "collateral.yaml"), load_cells(results))
 
     @property
     def params(self) -> dict[str, dict[str, Any]]:

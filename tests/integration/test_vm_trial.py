@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -27,7 +28,7 @@ def vm_results():
     shutil.rmtree(out, ignore_errors=True)
 
 
-def test_acceptance_trial_in_vm(vm_results, paper_env, nothing_left_behind):
+def test_acceptance_trial_in_vm(vm_results, paper_env, nothing_left_behind, tmp_path):
     out = vm_results / "vmsmoke" / "cubic-rtt50-f1" / "trial-1"
     env = {**paper_env, "TCPREPRO_KERNEL": "vm"}
     proc = subprocess.run(trial_cmd("vmsmoke", "cubic-rtt50-f1", out), env=env, capture_output=True, text=True,
@@ -45,12 +46,29 @@ def test_acceptance_trial_in_vm(vm_results, paper_env, nothing_left_behind):
     assert abs(checks["forward.rate_at_saturation"]["measured"] - 1000) <= 20
     m = summary["metrics"]
     # One-way delay between the path's 25 ms and 25 ms + a full 60000-byte buffer at 1 Mbit/s
-    # (480 ms: the paper's bound), within the papers' 0.5 ms emulator accuracy.
-    assert m["owd_min_ms"] >= 24.5 and m["owd_max_ms"] <= 25 + 480 + 0.5
+    # (480 ms: the paper's bound), within the 0.5 ms emulator accuracy and, above, the slowest
+    # drain the 2 % rate check accepts.
+    assert m["owd_min_ms"] >= 24.5 and m["owd_max_ms"] <= 25 + 480 / 0.98 + 0.5
     assert m["owd_median_ms"] > 300, "CUBIC keeps the 60000-byte queue mostly full"
     assert prov["congestion_controls"]["cubic"]["kernel_name"] == "cubic"
     status = subprocess.run(["pgrep", "-c", "-f", "qemu-system"], capture_output=True, text=True)
     assert status.stdout.strip() in ("0", "1")     # at most the lane's own VM, stopped by the fixture
+    _figures_from_the_trial(vm_results / "vmsmoke", tmp_path)
+
+
+def _figures_from_the_trial(results, tmp_path):
+    """The paper's figure scripts on a real measured trial: what they can draw from one cell."""
+    from analysis.aggregate import write_cell
+    write_cell(results / "cubic-rtt50-f1", expected_trials=1)
+    out = tmp_path / "figures"
+    proc = subprocess.run([sys.executable, "-m", "figures.collateral", "--profile", "test", "--results", str(results),
+                           "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=CHECKOUT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    drawn = {p.name for p in out.iterdir()}
+    assert {"fig1_testbed.png", "fig3_owd_cdf_rtt50.pdf", "fig4_queue_full_events.png", "fig5_retransmissions.png",
+            "table1.md", "table2.tex", "verdict.md"} <= drawn
+    assert "fig2_epochs: nothing to draw" in proc.stdout          # its H-TCP 100 ms cell was not run
+    assert "| cubic | 50 | 25 | 1 | 1/1 |" in (out / "table2.md").read_text()
 
 
 def test_random_loss_in_vm(vm_results, paper_env, nothing_left_behind):
