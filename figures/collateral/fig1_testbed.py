@@ -30,7 +30,7 @@ def _delay_text(tree: dict[str, Any] | None) -> str:
         return "no delay stage"
     netem = next((q for q in tree["qdiscs"] if q["kind"] == "netem"), None)
     delay = netem["options"]["delay"]["delay"] * 1000 if netem else 0
-    return f"{tree['dev']}: netem {delay:.2f} ms"
+    return f"netem {delay:.2f} ms on each host port ({tree['dev']}, ...)"
 
 
 def main(run: Run) -> list[Path]:

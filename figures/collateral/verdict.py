@@ -17,7 +17,7 @@ CODE_SINCE_2_6_25 = [
     "CUBIC gained HyStart (Linux 2.6.29, on by default), which leaves slow start before the first "
     "loss; the paper's `max_increment` parameter no longer exists (the paper set it so that it had no effect).",
     "Every algorithm's loss recovery changed: Proportional Rate Reduction (3.2) sets cwnd during fast "
-    "recovery, RACK-TLP (4.18 onward, default) detects losses by time instead of by three duplicate ACKs.",
+    "recovery, RACK (Linux 4.4 onward, on by default) detects losses by time as well as by duplicate ACKs.",
     "The initial window is 10 segments (2.6.39) instead of 3.",
     "Linux `reno` is NewReno with SACK, as in 2.6.25; H-TCP is the kernel module with the paper's "
     "settings (adaptive backoff off, RTT scaling on).",
@@ -45,6 +45,14 @@ def _provenance_facts(run: Run) -> dict[str, Any]:
             if rounds:
                 calib.append(rounds[-1]["base_rtt_ms"])
     return {"kernels": kernels, "impls": impls, "where": where, "calib": calib}
+
+
+def _config_hz(release: str) -> str | None:
+    config = Path(f"/boot/config-{release}")
+    if not config.exists():
+        return None
+    line = next((ln for ln in config.read_text().splitlines() if ln.startswith("CONFIG_HZ=")), None)
+    return line.split("=", 1)[1] if line else None
 
 
 def _epochs(run: Run) -> list[str]:
@@ -97,6 +105,10 @@ def render(run: Run) -> str:
             f"measured in {', '.join(f'{k} ({n})' for k, n in facts['where'].items()) or '-'}; the bottleneck "
             "is HTB + bfifo (60000 bytes less the packet in transmission) and netem, the one-way delay is "
             "measured from kernel timestamps of one shared clock."]
+    for release in facts["kernels"]:
+        hz = _config_hz(release)
+        if hz:
+            out.append(f"- Kernel {release}: CONFIG_HZ={hz} (the paper's senders: 1000 Hz).")
     if facts["calib"]:
         out.append(f"- Idle base RTT after calibration: {min(facts['calib']):.2f} to {max(facts['calib']):.2f} ms.")
     for name, impls in sorted(facts["impls"].items()):
