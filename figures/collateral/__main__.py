@@ -14,11 +14,12 @@ from figures.collateral import (
     fig5_retransmissions,
     tables,
     verdict,
+    vs_paper,
 )
 from figures.collateral.common import Run
 from tcprepro import CHECKOUT
 
-PARTS = [tables, fig1_testbed, fig2_epochs, fig3_owd_cdf, fig4_queue_full, fig5_retransmissions, verdict]
+PARTS = [tables, vs_paper, fig1_testbed, fig2_epochs, fig3_owd_cdf, fig4_queue_full, fig5_retransmissions, verdict]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -47,7 +47,10 @@ def main(run: Run) -> list[Path]:
             ax.axvline(rtt / 2, color="grey", lw=0.6, ls=":")
             ax.axvline(rtt / 2 + 480, color="grey", lw=0.6, ls=":")
             ax.grid(alpha=0.3)
-            ax.legend(loc="upper left", fontsize=8)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(loc="upper left", fontsize=8)
+            else:
+                ax.text(0.5, 0.5, "not run", transform=ax.transAxes, ha="center", color="grey")
         axes[0].set_ylabel("cumulative fraction of packets")
         written += run.save(fig, f"fig3_owd_cdf_rtt{rtt}")
     return written
