@@ -51,11 +51,13 @@ onstart:
             for p in PAPERS for d in trial_dirs(p) if not Path(d, "summary.json").exists()]
     print(f"[plan] profile {PROFILE}: " + write_plan(RESULTS, todo, LANES), file=sys.stderr)
 
+# The VM lane is shared by every workflow of this checkout: stop it only if nothing else runs there
+# (else its own idle timer powers it off).
 onsuccess:
-    shell(f"{PY} -m tcprepro vm stop --quiet")
+    shell(f"{PY} -m tcprepro vm stop --quiet --if-idle")
 
 onerror:
-    shell(f"{PY} -m tcprepro vm stop --quiet")
+    shell(f"{PY} -m tcprepro vm stop --quiet --if-idle")
 
 
 FIGURES = Path("figures")

@@ -81,13 +81,14 @@ def cleanup(ns: argparse.Namespace) -> int:
 
 
 @command("vm", "the VM lane: status, or stop it",
-         arg("action", choices=["status", "stop"]), arg("--quiet", action="store_true"))
+         arg("action", choices=["status", "stop"]), arg("--quiet", action="store_true"),
+         arg("--if-idle", action="store_true", help="stop only if no job runs (another workflow may use it)"))
 def vm(ns: argparse.Namespace) -> int:
     from testbed import vm as lane
     if ns.action == "stop":
-        stopped = lane.stop()
+        stopped = lane.stop(if_idle=ns.if_idle)
         if not ns.quiet:
-            print("VM stopped" if stopped else "no VM running")
+            print("VM stopped" if stopped else "no VM stopped")
         return 0
     return lane.main(["status"])
 

@@ -530,13 +530,16 @@ class Lane:
 
     # -- control
 
-    def stop(self, timeout: float | None = None) -> bool:
-        """Power the VM off (its jobs get SIGTERM first); True if one was running."""
+    def stop(self, timeout: float | None = None, if_idle: bool = False) -> bool:
+        """Power the VM off (its jobs get SIGTERM first); True if one was running. With `if_idle`,
+        only when no job runs: a workflow ending must not kill another one's trials."""
         with self._locked():
             info = self._read_info()
             if info is None:
                 return False
             was_alive = _alive(info)
+            if if_idle and was_alive and self._running_jobs(info):
+                return False
             if was_alive:
                 with contextlib.suppress(OSError):
                     Path(info.boot_dir, "jobs", "stop").touch()
@@ -547,17 +550,23 @@ class Lane:
             self._clear_info()
             return was_alive
 
+    @staticmethod
+    def _running_jobs(info: Any) -> list[dict[str, Any]]:
+        """Jobs submitted (started or about to be) that have not exited."""
+        jobs = []
+        for job in sorted(Path(info.boot_dir, "jobs").glob("[!.]*")):
+            if job.is_dir() and (job / "spec.json").exists() and not (job / "exit").exists():
+                with contextlib.suppress(OSError, ValueError):
+                    jobs.append({"id": job.name, "started": (job / "started").exists(),
+                                 "argv": json.loads((job / "spec.json").read_text())["argv"]})
+        return jobs
+
     def status(self) -> dict[str, Any] | None:
         """The running VM's kernel, accel, pid, uptime and jobs; None if no VM is running."""
         info = self._read_info()
         if info is None or not _alive(info):
             return None
-        jobs = []
-        for job in sorted(Path(info.boot_dir, "jobs").glob("[!.]*")):
-            if job.is_dir() and (job / "started").exists() and not (job / "exit").exists():
-                with contextlib.suppress(OSError, ValueError):
-                    jobs.append({"id": job.name,
-                                 "argv": json.loads((job / "spec.json").read_text())["argv"]})
+        jobs = [j for j in self._running_jobs(info) if j.pop("started")]
         return {"release": info.ready.get("release", info.release), "accel": info.accel,
                 "pid": info.pid, "ready": bool(info.ready),
                 "uptime": round(time.time() - info.launched_at, 1),
@@ -667,8 +676,8 @@ def vm_exec(argv: list[str], cwd: Path, env: dict[str, str] | None = None, *,
     return Lane(checkout).exec(argv, cwd, env)
 
 
-def stop(checkout: Path | None = None) -> bool:
-    return Lane(checkout).stop()
+def stop(checkout: Path | None = None, if_idle: bool = False) -> bool:
+    return Lane(checkout).stop(if_idle=if_idle)
 
 
 def status(checkout: Path | None = None) -> dict[str, Any] | None:

@@ -173,6 +173,16 @@ def test_status_cli(lane: Lane, checkout: Path) -> None:
     assert pinned_kernel().release in out and "accel" in out and "uptime" in out
 
 
+def test_stop_if_idle_spares_running_jobs(lane: Lane, checkout: Path) -> None:
+    """A workflow that ends stops the VM only if no other workflow's job runs there."""
+    caller = _cli(checkout, "exec", "--", "sh", "-c", "echo started; sleep 4; echo done")
+    _wait_for_line(caller, "started", 60)
+    assert not lane.stop(if_idle=True)
+    out, _ = caller.communicate(timeout=60)
+    assert caller.returncode == 0 and "done" in out
+    assert lane.status() is not None
+
+
 def test_stop_leaves_no_process(lane: Lane, checkout: Path) -> None:
     pid = lane.status()["pid"]  # type: ignore[index]
     assert lane.stop()

@@ -24,7 +24,7 @@ def vm_results():
     out = CHECKOUT / "results" / "test-vm"        # the VM writes only below results/
     shutil.rmtree(out, ignore_errors=True)
     yield out
-    vm.stop()
+    vm.stop(if_idle=True)          # a workflow of this checkout may still use the VM
     shutil.rmtree(out, ignore_errors=True)
 
 
