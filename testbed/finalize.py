@@ -49,7 +49,8 @@ def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
     checks = [fidelity.saturation_rate_check(qdisc, forward, window),
               fidelity.worst_window_rate_check(qdisc, forward, window),
               fidelity.packet_size_check(qdisc),
-              fidelity.owd_bound_check(partial, spec["flows"], forward, window)]
+              fidelity.owd_bound_check(partial, spec["flows"], forward, window,
+                                       (prov.get("calibration") or {}).get("netem_delay_ms", {}).get("forward"))]
     prov["fidelity"] += [c for c in checks if c is not None]
     prov = json.loads(json.dumps(prov, default=str))
     _validate(prov, "provenance")
