@@ -1,5 +1,6 @@
 """Figure 2: one H-TCP flow at 100 ms RTT over three consecutive congestion epochs.
-(a) cwnd against time; (b) the UDP flow's one-way delay and the bottleneck queue against time."""
+(a) cwnd against time; (b) the UDP flow's one-way delay and the bottleneck queue against time.
+Epochs run from one congestion event to the next (analysis/epochs.py)."""
 from __future__ import annotations
 
 import json
@@ -8,21 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.epochs import congestion_events
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_qdisc, read_tcp_probe, read_voip
 from figures.collateral import FIG2_CELL as CELL
 from figures.collateral.common import Run
 
 EPOCHS = 3
-DECREASE = 0.8                    # a congestion event: cwnd falls below 80 % of its last value
-
-
-def congestion_events(t: np.ndarray, cwnd: np.ndarray) -> np.ndarray:
-    """Times at which cwnd falls by more than (1 - DECREASE) from one sample to the next (a run of
-    falling samples, as in fast recovery, is one event)."""
-    falls = cwnd[1:] < DECREASE * cwnd[:-1]
-    starts = falls & ~np.concatenate(([False], falls[:-1]))
-    return t[1:][starts]
 
 
 def middle_epochs(events: np.ndarray, n: int = EPOCHS) -> tuple[float, float] | None:

@@ -12,8 +12,9 @@ import pytest
 
 from analysis.collateral import Cells, evaluate, pearson
 from analysis.compare import build_table, to_csv, to_markdown
+from analysis.epochs import congestion_events, epochs
 from analysis.summarize import summarize_trial
-from figures.collateral.fig2_epochs import congestion_events, middle_epochs
+from figures.collateral.fig2_epochs import middle_epochs
 from tests.unit.test_analysis_summarize import DATA, make_trial, spec
 
 CLAIMS = {c["id"]: c for c in [
@@ -127,16 +128,16 @@ def test_pearson() -> None:
 
 
 def test_fig2_epochs_from_a_sawtooth() -> None:
-    # cwnd: 10 -> 40 by +1 per sample, halves, repeats: events where it halves
-    t, cwnd = [], []
-    for epoch in range(7):
-        for i in range(30):
-            t.append(epoch * 30 + i)
-            cwnd.append(20 + i if epoch else 10 + i)
-    events = congestion_events(np.array(t, float), np.array(cwnd, float))
-    assert list(events) == [30.0 * k for k in range(1, 7)]
+    # each epoch: cwnd grows 20 -> 39 by +1 per sample, then a loss takes it down to 20 over five
+    # samples (as PRR does over a round trip), not in one step
+    cwnd = np.array(([20 + i for i in range(20)] + [36, 32, 28, 24, 20]) * 7, dtype=float)
+    t = np.arange(len(cwnd), dtype=float) + np.repeat(15.0 * np.arange(7), 25)   # 40 s per epoch
+    events = congestion_events(t, cwnd)
+    assert len(events) == 7 and epochs(t, cwnd) == 6
+    assert list(np.diff(events)) == [40.0] * 6                      # one event per fall, not five
+    assert events[0] == 22.0                                        # at 28 <= 0.8 x 39
     lo, hi = middle_epochs(events)
-    assert (hi - lo, lo) == (90.0, 60.0)
+    assert hi - lo == 120.0 and lo == events[1]
     assert middle_epochs(events[:3]) is None
 
 
