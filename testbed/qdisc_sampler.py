@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from pyroute2.netlink import NLM_F_ECHO, NLM_F_REQUEST, NLMSG_ERROR
-from pyroute2.netlink.rtnl import RTM_GETQDISC, RTM_NEWQDISC
-
 from testbed.timed_loop import StopFlag, realtime
 
 # The request and the reply have fixed layouts (linux/netlink.h, linux/rtnetlink.h, linux/gen_stats.h),
 # decoded here with struct: pyroute2's generic decoder costs ~3 ms a call under QEMU TCG, which at
 # 100 Hz x 2 queues took over half a guest CPU away from the emulated link.
+# No pyroute2 import either: it alone took seconds of a trial's start-up under TCG.
+NLM_F_REQUEST, NLM_F_ECHO, NLMSG_ERROR = 0x1, 0x8, 0x2
+RTM_NEWQDISC, RTM_GETQDISC = 36, 38
 NLMSGHDR = struct.Struct("=IHHII")      # len, type, flags, seq, pid
 TCMSG = struct.Struct("=BxxxiIII")      # family, ifindex, handle, parent, info
 RTATTR = struct.Struct("=HH")           # len, type
