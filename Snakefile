@@ -19,6 +19,8 @@ PY = sys.executable
 if "trial_lanes" not in workflow.global_resources:
     workflow.register_resource("trial_lanes", int(config["lanes"]))
 LANES = int(getattr(workflow.global_resources["trial_lanes"], "value", workflow.global_resources["trial_lanes"]))
+# What the plan's estimate assumes: the VM (where this project's machines measure) takes vm_lanes.
+MEASURING = max(1, min(LANES, int(config.get("vm_lanes", LANES))))
 
 
 # `--config cells='*-rtt50-*,htcp-rtt100-f1'` runs only the cells matching these globs.
@@ -49,7 +51,7 @@ onstart:
     from testbed.progress import write_plan
     todo = [{"dir": str(Path(d).resolve()), "duration_s": PAPERS[p].profile(PROFILE)["duration_s"]}
             for p in PAPERS for d in trial_dirs(p) if not Path(d, "summary.json").exists()]
-    print(f"[plan] profile {PROFILE}: " + write_plan(RESULTS, todo, LANES), file=sys.stderr)
+    print(f"[plan] profile {PROFILE}: " + write_plan(RESULTS, todo, MEASURING), file=sys.stderr)
 
 # The VM lane is shared by every workflow of this checkout: stop it only if nothing else runs there
 # (else its own idle timer powers it off).

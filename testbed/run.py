@@ -8,12 +8,15 @@ attempts' records are kept under invalid-attempts/.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import logging
 import os
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +49,38 @@ def _where(cell: Any) -> str:
     return cell_where(cell)
 
 
+@contextlib.contextmanager
+def vm_slot(slots: int | None = None, lock_dir: Path | None = None) -> Iterator[int]:
+    """Hold one of the VM's measurement slots (`vm_lanes` in config/workflow.yaml) while measuring.
+
+    The workflow may run more trials than the VM measures at once: their host-side parts (start-up,
+    the analysis) then overlap another trial's measurement instead of idling the VM. An flock, so a
+    killed holder frees its slot."""
+    n = slots or max(1, int(os.environ.get("TCPREPRO_VM_LANES") or load_workflow().get("vm_lanes", 1)))
+    lock_dir = lock_dir or CHECKOUT / "results" / ".vm"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    while True:
+        for i in range(n):
+            fd = os.open(lock_dir / f"measure-{i}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            try:
+                yield i
+            finally:
+                os.close(fd)
+            return
+        time.sleep(0.2)
+
+
 def _measure_in_vm(partial: Path) -> None:
     from testbed.vm import vm_exec
     env = {k: v for k, v in os.environ.items() if k.startswith("TCPREPRO_") and k != "TCPREPRO_VM_ACCEL"}
-    rc = vm_exec([sys.executable, "-m", "testbed.trial", "--spec", str(partial / "spec.json"),
-                  "--out", str(partial)], cwd=CHECKOUT, env=env)
+    with vm_slot():
+        rc = vm_exec([sys.executable, "-m", "testbed.trial", "--spec", str(partial / "spec.json"),
+                      "--out", str(partial)], cwd=CHECKOUT, env=env)
     if rc in INTERRUPTED_CODES:
         from testbed.trial import TrialInterrupted
         raise TrialInterrupted(f"VM job ended with {rc}")
