@@ -107,13 +107,15 @@ def _verdict_lines(v: Verdict) -> list[str]:
     return [*lines, ""]
 
 
-def render(run: Run) -> str:
-    cells = Cells.from_cells(run.cells, run.params)
-    verdicts = evaluate(run.cfg.data["reference"]["claims"], cells)
+def verdicts(run: Run) -> list[Verdict]:
+    return evaluate(run.cfg.data["reference"]["claims"], Cells.from_cells(run.cells, run.params))
+
+
+def render(run: Run, claims: list[Verdict]) -> str:
     facts = _provenance_facts(run)
     n_valid = sum(c.get("n_valid", 0) for c in run.cells.values())
     expected = sum(c.get("expected_trials", 0) for c in run.cells.values())
-    counts = Counter(v.verdict for v in verdicts)
+    counts = Counter(v.verdict for v in claims)
     out = [f"# Collateral Damage: reproduction verdict ({run.profile} profile)", "",
            f"Cells measured: {len(run.cells)} of {len(run.cfg.cells_by_id)} "
            f"({', '.join(sorted(run.cells)) or 'none'}); valid trials {n_valid} of {expected}. "
@@ -124,7 +126,7 @@ def render(run: Run) -> str:
         out += [f"Cells with fewer valid trials than planned (their statistics use what there is): "
                 f"{', '.join(incomplete)}.", ""]
     out += ["## Claims", ""]
-    for v in verdicts:
+    for v in claims:
         out += _verdict_lines(v)
     out += ["## Tables beside the paper", ""]
     for t in tables(run).values():
@@ -169,9 +171,8 @@ def render(run: Run) -> str:
 
 
 def main(run: Run) -> list[Path]:
+    claims = verdicts(run)
     path = run.out / "verdict.md"
-    path.write_text(render(run))
-    cells = Cells.from_cells(run.cells, run.params)
-    verdicts = evaluate(run.cfg.data["reference"]["claims"], cells)
-    (run.out / "verdicts.json").write_text(json.dumps([v.as_dict() for v in verdicts], indent=1) + "\n")
+    path.write_text(render(run, claims))
+    (run.out / "verdicts.json").write_text(json.dumps([v.as_dict() for v in claims], indent=1) + "\n")
     return [path, run.out / "verdicts.json"]
