@@ -37,23 +37,32 @@ class NoFreeLane(RuntimeError):
     pass
 
 
-@contextmanager
-def acquire() -> Iterator[Lane]:
-    """Take the first free lane; hold it until the block exits."""
-    LANE_DIR.mkdir(parents=True, exist_ok=True)
-    for index in range(MAX_LANES):
-        fd = os.open(LANE_DIR / f"lane-{index}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+def try_slot(lock_dir: Path, prefix: str, count: int) -> tuple[int, int] | None:
+    """(index, fd) of the first free of `count` flock slots `<prefix>-<i>.lock`, held until the fd
+    is closed (by the kernel if the holder dies); None when all are taken."""
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    for index in range(count):
+        fd = os.open(lock_dir / f"{prefix}-{index}.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             continue
-        try:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
-            yield Lane(index, PORT_BASE + PORT_BLOCK * index)
-        finally:
-            os.close(fd)
-        return
-    raise NoFreeLane(f"all {MAX_LANES} lanes in {LANE_DIR} are busy: too many concurrent trials "
-                     f"on this kernel; run with fewer --cores")
+        return index, fd
+    return None
+
+
+@contextmanager
+def acquire() -> Iterator[Lane]:
+    """Take the first free lane; hold it until the block exits."""
+    slot = try_slot(LANE_DIR, "lane", MAX_LANES)
+    if slot is None:
+        raise NoFreeLane(f"all {MAX_LANES} lanes in {LANE_DIR} are busy: too many concurrent trials "
+                         f"on this kernel; run with fewer --cores")
+    index, fd = slot
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield Lane(index, PORT_BASE + PORT_BLOCK * index)
+    finally:
+        os.close(fd)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -24,6 +23,7 @@ from tcprepro import CHECKOUT
 from tcprepro.config import ConfigError, load_paper, load_workflow
 from testbed import cleanup, progress
 from testbed.doctor import CannotRun
+from testbed.lanes import try_slot
 
 log = logging.getLogger("tcprepro.trial")
 INTERRUPTED_CODES = {128 + 2, 128 + 15}   # the job ended by SIGINT or SIGTERM
@@ -58,21 +58,13 @@ def vm_slot(slots: int | None = None, lock_dir: Path | None = None) -> Iterator[
     killed holder frees its slot."""
     n = slots or max(1, int(os.environ.get("TCPREPRO_VM_LANES") or load_workflow().get("vm_lanes", 1)))
     lock_dir = lock_dir or CHECKOUT / "results" / ".vm"
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    while True:
-        for i in range(n):
-            fd = os.open(lock_dir / f"measure-{i}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            try:
-                yield i
-            finally:
-                os.close(fd)
-            return
+    while (slot := try_slot(lock_dir, "measure", n)) is None:
         time.sleep(0.2)
+    index, fd = slot
+    try:
+        yield index
+    finally:
+        os.close(fd)
 
 
 def _measure_in_vm(partial: Path) -> None:
