@@ -21,6 +21,7 @@ from topologies.dumbbell import Stage
 QUEUE_HANDLE = "2:"           # the drop-tail leaf: the sampler and the fidelity checks read it
 ETH_HEADER = 14
 MTU = 1500
+LATE_DEQUEUE_S = 0.002        # how late a dequeue HTB's bucket makes up for (htb_burst_bytes)
 
 
 class NodeLike(Protocol):
@@ -79,14 +80,28 @@ class DirectionSpec:
         return max(1000, 10 * math.ceil(bdp_packets))
 
 
+def htb_burst_bytes(rate_kbit: float) -> int:
+    """HTB's bucket: one packet plus LATE_DEQUEUE_S of tokens.
+
+    With one packet's worth (tc's default at these rates), every dequeue that the qdisc watchdog
+    makes late loses its tokens for good. Under QEMU TCG, where timers fire tens of microseconds
+    late, a 10 Mbit/s class then drained at 93 % of its rate. The allowance lets the bucket make up
+    a late dequeue; after an idle spell it lets packets leave at most LATE_DEQUEUE_S ahead of
+    strict spacing, about what dummynet's 1 ms tick (kern.hz=1000) did.
+    """
+    return MTU + math.ceil(rate_kbit * 1000 / 8 * LATE_DEQUEUE_S)
+
+
 def queue_commands(dev: str, spec: DirectionSpec) -> list[str]:
     rate = f"{spec.rate_kbit:g}kbit"
+    burst = htb_burst_bytes(spec.rate_kbit)
     unit, limit = spec.leaf_limit
     leaf = f"bfifo limit {limit}" if unit == "bytes" else f"pfifo limit {limit}"
     return [
         f"tc qdisc replace dev {dev} root handle 1: stab overhead -{ETH_HEADER} linklayer ethernet "
         f"htb default 1 r2q 1",
-        f"tc class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} quantum {MTU}",
+        f"tc class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} "
+        f"burst {burst} cburst {burst} quantum {MTU}",
         f"tc qdisc add dev {dev} parent 1:1 handle {QUEUE_HANDLE} {leaf}",
     ]
 
@@ -133,6 +148,12 @@ def applied_rate_bit(tree: dict[str, Any]) -> float | None:
     """The HTB class 1:1 rate in bit/s, from `tc -d class show` text."""
     m = re.search(r"class htb 1:1 .*?\brate (\d+(?:\.\d+)?)([KMG]?bit)\b", tree["classes"], re.I)
     return float(m.group(1)) * _UNITS[m.group(2).lower()] if m else None
+
+
+def applied_burst_bytes(tree: dict[str, Any]) -> int | None:
+    """The HTB class 1:1 bucket (burst) in bytes, from `tc -d class show` text."""
+    m = re.search(r"class htb 1:1 .*?\bburst (\d+)b\b", tree["classes"])
+    return int(m.group(1)) if m else None
 
 
 def applied_netem(tree: dict[str, Any]) -> dict[str, Any] | None:

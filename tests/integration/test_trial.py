@@ -36,6 +36,7 @@ def test_host_trial_meets_its_fidelity_checks(tmp_path, paper_env, nothing_left_
     assert summary["valid"], summary["invalid_reasons"]
     checks = {c["name"]: c for c in prov["fidelity"]}
     assert checks["forward.queue_limit"]["measured"] == QUEUE_BYTES
+    assert checks["forward.shaper_burst"]["measured"] == 1500 + 250     # a packet + 2 ms at 1 Mbit/s
     assert abs(checks["forward.rate_at_saturation"]["measured"] - 1000) <= 20
     assert checks["base_rtt"]["measured"] <= 0.5
     assert checks["queued_packet_size"]["measured"] <= 1500

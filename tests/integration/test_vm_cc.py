@@ -1,8 +1,8 @@
 """In the Debian-kernel VM, where H-TCP and Westwood+ exist as modules: the same scenario with the
 module and with this repo's BPF object (2 Mbit/s, 50 ms RTT, 60-packet drop-tail, 25 s), and
-Westwood+'s ssthresh after a loss against BWE x RTTmin. 2 Mbit/s, not the papers' 10: under QEMU
-TCG on a 2-core machine the guest cannot keep a 10 Mbit/s shaper at its rate while it traces
-every packet (measured: 9.08 Mbit/s at saturation, the rate fidelity check fails)."""
+Westwood+'s ssthresh after a loss against BWE x RTTmin. 2 Mbit/s, not the papers' 10: chosen when
+the TCG guest could not keep a 10 Mbit/s shaper at its rate (fixed since by HTB's late-dequeue
+allowance, testbed/shaping.py); the comparison does not depend on the rate."""
 from __future__ import annotations
 
 import json
