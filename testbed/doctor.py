@@ -612,7 +612,20 @@ def kernel_mode() -> str:
     return mode
 
 
-def _place(need: set[str], survey: Survey, mode: str) -> tuple[str | None, list[str], list[str]]:
+def paper_needs(paper: str) -> set[str]:
+    """What every cell of a paper needs together (all matrix cells, whatever the profile)."""
+    return {n for c in load_paper(paper).cells_by_id.values() for n in needs(c.scenario)}
+
+
+def _place(need: set[str], survey: Survey, mode: str,
+           together: set[str] | None = None) -> tuple[str | None, list[str], list[str]]:
+    """Host or VM for one cell. Under `auto`, `together` (the paper's needs) decides: a paper's cells
+    are compared with one another, so all of them run on one kernel (the congestion controls'
+    code and the emulator differ between the two); forced modes place the cell alone."""
+    if mode == "auto" and together:
+        placed = _place(need | together, survey, mode)
+        if placed[0] is not None:
+            return placed
     host_lacks = _lacks(survey.host, need)
     runner_lacks = [c.name for c in survey.runner if not c.ok]
     vm_lacks = sorted({*runner_lacks, *(_lacks(survey.vm, need) if survey.vm_release else [])})
@@ -628,10 +641,11 @@ def plan(paper: str, profile: str = "quick", survey: Survey | None = None, mode:
     cfg = load_paper(paper)
     cells = cfg.cells(profile)
     mode = mode or kernel_mode()
-    survey = survey or take_survey(ccs=_paper_ccs(cells))
+    survey = survey or take_survey(ccs=_paper_ccs(cfg.cells_by_id.values()))
+    together = paper_needs(paper)
     placed = []
     for cell in cells:
-        where, host_lacks, vm_lacks = _place(needs(cell.scenario), survey, mode)
+        where, host_lacks, vm_lacks = _place(needs(cell.scenario), survey, mode, together)
         placed.append(CellPlan(cell.cell_id, where, tuple(host_lacks), tuple(vm_lacks)))
     fixes = {n: _fix(survey.host.get(n, _absent(n)), _vm_check(survey, n))
              for c in placed for n in {*c.host_lacks, *c.vm_lacks}}
@@ -644,9 +658,10 @@ class CannotRun(RuntimeError):
 
 def cell_where(cell: Any) -> str:
     """Where one cell runs now: 'host' or 'vm' (raises CannotRun naming the missing features)."""
-    survey = take_survey(ccs=_paper_ccs([cell]))
+    together = paper_needs(cell.paper)
+    survey = take_survey(ccs={n.removeprefix("cc:") for n in together if n.startswith("cc:")})
     mode = kernel_mode()
-    where, host_lacks, vm_lacks = _place(needs(cell.scenario), survey, mode)
+    where, host_lacks, vm_lacks = _place(needs(cell.scenario), survey, mode, together)
     if where is None:
         fixes = "; ".join(f"{n}: {_fix(survey.host.get(n, _absent(n)), _vm_check(survey, n))}"
                           for n in sorted({*host_lacks, *vm_lacks}))

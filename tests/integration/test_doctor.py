@@ -222,3 +222,22 @@ def test_collateral_runs_in_the_vm_here(pinned_release: str) -> None:
     assert "pinned VM kernel " + pinned_release in proc.stdout
     lacks = "qdisc:netem" if doctor.check_bpf_prereqs().ok else "cc:htcp, qdisc:netem"
     assert f"collateral: runs in the VM (host lacks: {lacks})" in proc.stdout
+
+
+def test_a_paper_runs_on_one_kernel(pinned_release: str) -> None:
+    """Westwood's Test 1 needs no netem and would fit the host alone; its Tests 2-3 need the VM, so
+    every cell goes there: cells compared with one another share the kernel and its CC code."""
+    pytest.importorskip("testbed.vm", reason="testbed/vm.py (the VM runner) is not in the checkout yet")
+    if tc_accepts("root", "netem", "delay", "5ms"):
+        pytest.skip("this host has netem: westwood may run on the host")
+    cfg = load_paper("westwood")
+    t1 = cfg.cells_by_id["cubic-t1"]
+    survey = doctor.take_survey(ccs={"cubic", "westwood"})
+    alone = doctor._place(doctor.needs(t1.scenario), survey, "auto")
+    assert alone[0] == "host", alone                  # on its own, Test 1 would run on the host
+    p = doctor.plan("westwood", "quick", survey=survey, mode="auto")
+    assert {c.cell_id: c.where for c in p.cells}["cubic-t1"] == "vm"
+    assert all(c.where == "vm" for c in p.cells), p.cells
+    assert doctor.cell_where(t1) == "vm"
+    forced = doctor.plan("westwood", "quick", survey=survey, mode="host")
+    assert {c.cell_id: c.where for c in forced.cells}["cubic-t1"] == "host"   # a forced mode places cells alone
