@@ -9,27 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from analysis.compare import cell_value
+from analysis.verdicts import Verdict, judge
 
 CCS = ("newreno", "htcp", "cubic")
 LABEL = {"newreno": "NewReno", "htcp": "H-TCP", "cubic": "CUBIC"}
-
-
-@dataclass
-class Verdict:
-    claim: str
-    text: str
-    verdict: str
-    held: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    note: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return self.__dict__.copy()
 
 
 @dataclass
@@ -54,18 +41,6 @@ class Cells:
         return sorted({(rtt, flows) for _, rtt, flows in self.by_key})
 
 
-def _judge(claim: dict[str, Any], held: list[str], failed: list[str], missing: list[str], note: str = "") -> Verdict:
-    if not held and not failed:
-        verdict = "not evaluated"
-    elif not failed:
-        verdict = "reproduced"
-    elif held:
-        verdict = "partly"
-    else:
-        verdict = "not reproduced"
-    return Verdict(claim["id"], claim["text"], verdict, held, failed, missing, note)
-
-
 def _where(rtt: int, flows: int) -> str:
     return f"{rtt} ms, {flows} flow{'s' if flows > 1 else ''}"
 
@@ -82,13 +57,13 @@ def _greater(cells: Cells, claim: dict[str, Any], metric: str, unit: str, bigger
                 continue
             line = f"{_where(rtt, flows)}: {LABEL[bigger]} {a:.1f} vs {LABEL[other]} {b:.1f} {unit}"
             (held if a > b else failed).append(line)
-    return _judge(claim, held, failed, missing)
+    return judge(claim, held, failed, missing)
 
 
 def cubic_most_latency(cells: Cells, claim: dict[str, Any]) -> Verdict:
     v_med = _greater(cells, claim, "owd_median_ms", "ms median", "cubic", ("newreno", "htcp"), cells.groups())
     v_mean = _greater(cells, claim, "owd_mean_ms", "ms mean", "cubic", ("newreno", "htcp"), cells.groups())
-    return _judge(claim, v_med.held + v_mean.held, v_med.failed + v_mean.failed, sorted(set(v_med.missing)))
+    return judge(claim, v_med.held + v_mean.held, v_med.failed + v_mean.failed, sorted(set(v_med.missing)))
 
 
 def htcp_below_newreno_1_2(cells: Cells, claim: dict[str, Any]) -> Verdict:
@@ -109,13 +84,13 @@ def goodput_same(cells: Cells, claim: dict[str, Any]) -> Verdict:
         line = (f"{_where(rtt, flows)}: " + ", ".join(f"{LABEL[c]} {v:.1f}" for c, v in vals.items())
                 + f" KB/s, spread {spread:.1f} % (tolerance {tol:g} %)")
         (held if spread <= tol else failed).append(line)
-    return _judge(claim, held, failed, missing)
+    return judge(claim, held, failed, missing)
 
 
 def more_retransmissions(cells: Cells, claim: dict[str, Any]) -> Verdict:
     v_h = _greater(cells, claim, "rexmt_data_pkts", "packets", "htcp", ("newreno",), cells.groups())
     v_c = _greater(cells, claim, "rexmt_data_pkts", "packets", "cubic", ("newreno",), cells.groups())
-    return _judge(claim, v_h.held + v_c.held, v_h.failed + v_c.failed, v_h.missing + v_c.missing)
+    return judge(claim, v_h.held + v_c.held, v_h.failed + v_c.failed, v_h.missing + v_c.missing)
 
 
 def pearson(xs: list[float], ys: list[float]) -> float | None:
@@ -142,9 +117,9 @@ def full_events_track_retransmissions(cells: Cells, claim: dict[str, Any]) -> Ve
             labels.append(f"{LABEL[cc]} {_where(rtt, flows)}")
     r = pearson(xs, ys)
     if r is None:
-        return _judge(claim, [], [], ["fewer than three cells with both measures"])
+        return judge(claim, [], [], ["fewer than three cells with both measures"])
     line = f"Pearson r = {r:.2f} over {len(xs)} cells (needed >= {need:g})"
-    return _judge(claim, [line] if r >= need else [], [] if r >= need else [line], [])
+    return judge(claim, [line] if r >= need else [], [] if r >= need else [line], [])
 
 
 CLAIMS: dict[str, Callable[[Cells, dict[str, Any]], Verdict]] = {

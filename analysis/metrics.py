@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.epochs import congestion_events
 from analysis.parsers import IperfResult, TcptraceConnection, VoipLog
 
 # A saturation rate needs this much time (pooled over saturated runs) before it means anything:
@@ -244,13 +245,36 @@ def probe_for_flow(probe: pd.DataFrame, dport: int, sports: Iterable[int] | None
 
 
 def probe_stats(probe: pd.DataFrame) -> dict[str, float | None]:
-    """cwnd (segments) and smoothed RTT (ms) summary of one flow's tcp_probe lines."""
+    """cwnd (segments) and smoothed RTT (ms) summary of one flow's tcp_probe lines, and how cwnd
+    oscillates once slow start has ended (`cwnd_oscillation`)."""
     if probe.empty:
-        return {"cwnd_mean": None, "cwnd_max": None, "srtt_median_ms": None, "srtt_mean_ms": None}
+        return {"cwnd_mean": None, "cwnd_max": None, "srtt_median_ms": None, "srtt_mean_ms": None,
+                **cwnd_oscillation(np.empty(0), np.empty(0))}
     srtt = probe.loc[probe["srtt_us"] > 0, "srtt_us"] / 1000
     return {
         "cwnd_mean": float(probe["snd_cwnd"].mean()),
         "cwnd_max": float(probe["snd_cwnd"].max()),
         "srtt_median_ms": float(srtt.median()) if len(srtt) else None,
         "srtt_mean_ms": float(srtt.mean()) if len(srtt) else None,
+        **cwnd_oscillation(probe["t"].to_numpy(float), probe["snd_cwnd"].to_numpy(float)),
     }
+
+
+def cwnd_oscillation(t: np.ndarray, cwnd: np.ndarray) -> dict[str, float | int | None]:
+    """How far cwnd swings around its average, from the first congestion event on (slow start's
+    growth from the initial window is no oscillation).
+
+    `cwnd_range_rel` is the Westwood report's measure ("the difference between the highest and the
+    lowest value in a single experiment") over the mean, so flows at different windows compare;
+    `cwnd_cv` is the standard deviation over the mean. Both None without a congestion event.
+    """
+    events = congestion_events(t, cwnd) if len(t) else np.empty(0)
+    out: dict[str, float | int | None] = {"congestion_events": len(events), "cwnd_range_rel": None,
+                                          "cwnd_cv": None}
+    if len(events):
+        steady = cwnd[t >= events[0]]
+        mean = float(steady.mean())
+        if mean > 0:
+            out["cwnd_range_rel"] = float((steady.max() - steady.min()) / mean)
+            out["cwnd_cv"] = float(steady.std() / mean)
+    return out

@@ -227,7 +227,8 @@ def _summarize_bulk(
             rec["completion_time_s"] = _completion(d, f, port, t0, offset, endpoints.get(fid, {}).get("receiver"))
         if f.get("bytes") and rec.get("completion_time_s") is None:
             acc.invalid.append(f"{fid}: fixed-size transfer of {f['bytes']} bytes did not complete")
-        for k in ("goodput_kbit_s", "retransmits", "rexmt_data_pkts", "completion_time_s", "srtt_median_ms"):
+        for k in ("goodput_kbit_s", "retransmits", "rexmt_data_pkts", "completion_time_s", "srtt_median_ms",
+                  "congestion_events", "cwnd_range_rel", "cwnd_cv"):
             acc.put(f"{fid}.{k}", rec.get(k))
         acc.flows.append(rec)
     if flows:
