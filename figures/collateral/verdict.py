@@ -7,10 +7,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from analysis.collateral import Cells, Verdict, evaluate
+from analysis.collateral import Cells, evaluate
 from analysis.compare import to_markdown
+from analysis.verdicts import Verdict
 from figures.collateral.common import Run
 from figures.collateral.tables import tables
+from figures.common import config_hz, provenance_facts, verdict_lines
 
 # What is known to differ from the paper's Linux 2.6.25 senders, independent of this run.
 CODE_SINCE_2_6_25 = [
@@ -24,29 +26,6 @@ CODE_SINCE_2_6_25 = [
 ]
 
 
-def _provenance_facts(run: Run) -> dict[str, Any]:
-    kernels: Counter[str] = Counter()
-    impls: dict[str, set[str]] = {}
-    where: Counter[str] = Counter()
-    calib: list[float] = []
-    for cell_id in run.cells:
-        for trial in run.valid_trials(cell_id):
-            prov_path = trial / "provenance.json"
-            if not prov_path.exists():
-                continue
-            prov = json.loads(prov_path.read_text())
-            k = prov.get("kernel", {})
-            kernels[k.get("release", "?")] += 1
-            where[f"{k.get('where')}/{k.get('accel') or 'native'}"] += 1
-            for cc in prov.get("congestion_controls", {}).values():
-                impls.setdefault(cc["name"], set()).add(
-                    f"{cc['impl']} {cc['kernel_name']} {json.dumps(cc.get('params') or {}, sort_keys=True)}")
-            rounds = prov.get("calibration", {}).get("rounds") or []
-            if rounds:
-                calib.append(rounds[-1]["base_rtt_ms"])
-    return {"kernels": kernels, "impls": impls, "where": where, "calib": calib}
-
-
 def _mean_cwnd(run: Run, cell_id: str) -> str:
     """Mean over trials of the flows' mean cwnd (per-flow metrics live in the trials' summaries)."""
     vals = []
@@ -57,14 +36,6 @@ def _mean_cwnd(run: Run, cell_id: str) -> str:
             if flows:
                 vals.append(sum(flows) / len(flows))
     return f"{sum(vals) / len(vals):.1f}" if vals else "-"
-
-
-def _config_hz(release: str) -> str | None:
-    config = Path(f"/boot/config-{release}")
-    if not config.exists():
-        return None
-    line = next((ln for ln in config.read_text().splitlines() if ln.startswith("CONFIG_HZ=")), None)
-    return line.split("=", 1)[1] if line else None
 
 
 def trial_epochs(trial: Path) -> list[int]:
@@ -96,23 +67,12 @@ def _epochs(run: Run) -> tuple[list[str], int]:
     return short, fewest
 
 
-def _verdict_lines(v: Verdict) -> list[str]:
-    lines = [f"### {v.claim}: **{v.verdict}**", "", f"> {v.text}", ""]
-    for label, items in (("held", v.held), ("did not hold", v.failed), ("not measured", v.missing)):
-        if items:
-            lines.append(f"- {label}:")
-            lines += [f"  - {i}" for i in items]
-    if v.note:
-        lines += ["", v.note]
-    return [*lines, ""]
-
-
 def verdicts(run: Run) -> list[Verdict]:
     return evaluate(run.cfg.data["reference"]["claims"], Cells.from_cells(run.cells, run.params))
 
 
 def render(run: Run, claims: list[Verdict]) -> str:
-    facts = _provenance_facts(run)
+    facts = provenance_facts(run)
     n_valid = sum(c.get("n_valid", 0) for c in run.cells.values())
     expected = sum(c.get("expected_trials", 0) for c in run.cells.values())
     counts = Counter(v.verdict for v in claims)
@@ -127,7 +87,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
                 f"{', '.join(incomplete)}.", ""]
     out += ["## Claims", ""]
     for v in claims:
-        out += _verdict_lines(v)
+        out += verdict_lines(v)
     out += ["## Tables beside the paper", ""]
     for t in tables(run).values():
         out += [to_markdown(t), ""]
@@ -150,7 +110,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
             "is HTB + bfifo (60000 bytes less the packet in transmission) and netem, the one-way delay is "
             "measured from kernel timestamps of one shared clock."]
     for release in facts["kernels"]:
-        hz = _config_hz(release)
+        hz = config_hz(release)
         if hz:
             out.append(f"- Kernel {release}: CONFIG_HZ={hz} (the paper's senders: 1000 Hz).")
     if facts["calib"]:

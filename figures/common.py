@@ -1,0 +1,108 @@
+"""What every paper's figures read: a profile's cells, the paper's config, the algorithms' styles,
+and the facts the trials' provenance records (kernel, where they ran, each algorithm's code)."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from analysis.compare import load_cells
+from cc.registry import entry
+from tcprepro.config import CONFIG_DIR, PaperConfig, load_paper
+
+
+@dataclass
+class PaperRun:
+    """One profile's results of one paper: cells by id, the config, where its figures go."""
+
+    profile: str
+    results: Path                    # results/<profile>/<paper>
+    out: Path                        # figures/<paper>/<profile>
+    cfg: PaperConfig
+    cells: dict[str, dict[str, Any]]
+
+    @classmethod
+    def load(cls, paper: str, profile: str, results: Path, out: Path) -> Any:
+        out.mkdir(parents=True, exist_ok=True)
+        # The paper's own config, whatever TCPREPRO_PAPER_DIR says: its reference numbers are the point.
+        return cls(profile, results, out, load_paper(CONFIG_DIR / f"{paper}.yaml"), load_cells(results))
+
+    @property
+    def params(self) -> dict[str, dict[str, Any]]:
+        return {cid: c.params for cid, c in self.cfg.cells_by_id.items()}
+
+    @property
+    def reference(self) -> dict[str, Any]:
+        return self.cfg.data["reference"]
+
+    def valid_trials(self, cell_id: str) -> list[Path]:
+        """Trial directories of a cell whose summary says valid, in trial order."""
+        cell = self.cells.get(cell_id)
+        if not cell:
+            return []
+        return [self.results / cell_id / f"trial-{k}" for k in cell.get("trials", [])]
+
+    def save(self, fig: Any, name: str) -> list[Path]:
+        """PNG for reading, PDF for papers; the PDF carries no timestamps so reruns diff clean."""
+        paths = [self.out / f"{name}.png", self.out / f"{name}.pdf"]
+        fig.savefig(paths[0], dpi=150, bbox_inches="tight")
+        fig.savefig(paths[1], bbox_inches="tight", metadata={"CreationDate": None, "ModDate": None})
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+        return paths
+
+
+def style(cc: str) -> dict[str, str]:
+    e = entry(cc)
+    return {"label": e["label"], "color": e["color"], "marker": e["marker"]}
+
+
+def provenance_facts(run: PaperRun) -> dict[str, Any]:
+    """Over the valid trials: kernels, where they ran, each algorithm's implementation, idle RTTs."""
+    kernels: Counter[str] = Counter()
+    impls: dict[str, set[str]] = {}
+    where: Counter[str] = Counter()
+    calib: list[float] = []
+    for cell_id in run.cells:
+        for trial in run.valid_trials(cell_id):
+            prov_path = trial / "provenance.json"
+            if not prov_path.exists():
+                continue
+            prov = json.loads(prov_path.read_text())
+            k = prov.get("kernel", {})
+            kernels[k.get("release", "?")] += 1
+            where[f"{k.get('where')}/{k.get('accel') or 'native'}"] += 1
+            for cc in prov.get("congestion_controls", {}).values():
+                impls.setdefault(cc["name"], set()).add(
+                    f"{cc['impl']} {cc['kernel_name']} {json.dumps(cc.get('params') or {}, sort_keys=True)}")
+            rounds = prov.get("calibration", {}).get("rounds") or []
+            if rounds:
+                calib.append(rounds[-1]["base_rtt_ms"])
+    return {"kernels": kernels, "impls": impls, "where": where, "calib": calib}
+
+
+def config_hz(release: str) -> str | None:
+    """CONFIG_HZ of a kernel release from its /boot config (the VM's kernel is the host's package)."""
+    config = Path(f"/boot/config-{release}")
+    if not config.exists():
+        return None
+    line = next((ln for ln in config.read_text().splitlines() if ln.startswith("CONFIG_HZ=")), None)
+    return line.split("=", 1)[1] if line else None
+
+
+def verdict_lines(v: Any) -> list[str]:
+    """Markdown of one analysis.verdicts.Verdict: the claim, its verdict, every comparison."""
+    lines = [f"### {v.claim}: **{v.verdict}**", "", f"> {v.text}", ""]
+    for label, items in (("held", v.held), ("did not hold", v.failed), ("not measured", v.missing)):
+        if items:
+            lines.append(f"- {label}:")
+            lines += [f"  - {i}" for i in items]
+    if v.note:
+        lines += ["", v.note]
+    return [*lines, ""]
