@@ -72,10 +72,15 @@ def fig2_trial():
     return [str(RESULTS / "collateral" / FIG2_CELL / "trial-1")] if in_profile else []
 
 
+def figure_inputs(paper):
+    """A paper's figures read its cells, and Collateral Damage's Figure 2 one trial of its own."""
+    return cell_files(paper) + (fig2_trial() if paper == "collateral" else [])
+
+
 rule all:
     input:
         [f for p in PAPERS for f in cell_files(p)],
-        [str(FIGURES / "collateral" / PROFILE / "verdict.md")] if "collateral" in PAPERS else [],
+        [str(FIGURES / p / PROFILE / "verdict.md") for p in PAPERS],
 
 
 rule trial:
@@ -97,7 +102,9 @@ rule cell:
         write_cell(Path(output[0]).parent, expected_trials=expected, trial_dirs=list(input))
 
 
-rule collateral_figures:
-    input: cells=lambda w: cell_files("collateral"), fig2=lambda w: fig2_trial()
-    output: str(FIGURES / "collateral" / PROFILE / "verdict.md")
-    shell: "{PY} -m figures.collateral --profile " + PROFILE
+# Every table, figure and verdict of one paper: figures/<paper>/<profile>/ (figures/<paper>/__main__.py).
+rule figures:
+    input: lambda w: figure_inputs(w.paper)
+    output: str(FIGURES / "{paper}" / PROFILE / "verdict.md")
+    wildcard_constraints: paper="|".join(PAPERS)
+    shell: "{PY} -m figures.{wildcards.paper} --profile " + PROFILE

@@ -1,0 +1,231 @@
+"""Westwood+ vs CUBIC (Gerhard, Girardi 2012): the report's claims, its sweeps, its listings.
+
+Each claim in config/westwood.yaml (`reference.claims`) has an id that names one function here and
+is judged on the cells' trimmed means (analysis/verdicts.py says what each verdict means). The
+sweeps extend the report's three tests to where Westwood+ overtakes CUBIC.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analysis.compare import cell_value
+from analysis.verdicts import Verdict, judge
+
+CCS = ("cubic", "westwood")
+LABEL = {"cubic": "CUBIC", "westwood": "Westwood+"}
+GOODPUT = "goodput_kbit_s"
+OSCILLATION = "bulk0.cwnd_range_rel"
+EVENTS = "bulk0.congestion_events"
+INFINITE_SSTHRESH = 0x7FFFFFFF        # the kernel's "not set yet" (TCP_INFINITE_SSTHRESH)
+
+
+@dataclass
+class Cells:
+    """Measured cells (with at least one valid trial) indexed by (cc, condition)."""
+
+    by_key: dict[tuple[str, str], dict[str, Any]]
+    params: dict[tuple[str, str], dict[str, Any]]
+
+    @classmethod
+    def from_cells(cls, cells: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]]) -> Cells:
+        by_key = {}
+        for cell_id, cell in cells.items():
+            p = params.get(cell_id)
+            if p and cell.get("n_valid", 0) > 0:
+                by_key[(p["cc"], p["cond"])] = cell
+        return cls(by_key, {(p["cc"], p["cond"]): p for p in params.values()})
+
+    def value(self, cc: str, cond: str, metric: str, stat: str = "mean") -> float | None:
+        return cell_value(self.by_key.get((cc, cond)), metric, stat)
+
+
+def _pair(cells: Cells, cond: str, metric: str) -> tuple[float | None, float | None]:
+    return cells.value("cubic", cond, metric), cells.value("westwood", cond, metric)
+
+
+def equal_at_test1(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Verdict:
+    """Each algorithm within the tolerance of the report's 9500 kbit/s, and of each other."""
+    tol = float(claim.get("tolerance_pct", 5))
+    cubic, west = _pair(cells, "t1", GOODPUT)
+    if cubic is None or west is None:
+        return judge(claim, [], [], ["Test 1: CUBIC or Westwood+ not measured"])
+    held, failed = [], []
+    for cc, v in (("cubic", cubic), ("westwood", west)):
+        ref = reference[f"{cc}-t1"]
+        off = 100.0 * (v - ref) / ref
+        line = f"Test 1: {LABEL[cc]} {v:.0f} kbit/s vs the report's {ref:.0f} ({off:+.1f} %, tolerance {tol:g} %)"
+        (held if abs(off) <= tol else failed).append(line)
+    spread = 100.0 * abs(cubic - west) / ((cubic + west) / 2)
+    line = f"Test 1: CUBIC {cubic:.0f} vs Westwood+ {west:.0f} kbit/s, apart by {spread:.1f} % (tolerance {tol:g} %)"
+    (held if spread <= tol else failed).append(line)
+    return judge(claim, held, failed, [])
+
+
+def _ahead(cells: Cells, claim: dict[str, Any], cond: str, ahead: str, reference: dict[str, float]) -> Verdict:
+    behind = next(c for c in CCS if c != ahead)
+    a, b = cells.value(ahead, cond, GOODPUT), cells.value(behind, cond, GOODPUT)
+    if a is None or b is None:
+        return judge(claim, [], [], [f"{cond}: CUBIC or Westwood+ not measured"])
+    ref_a, ref_b = reference.get(f"{ahead}-{cond}"), reference.get(f"{behind}-{cond}")
+    paper = f" (report: {ref_a:.0f} vs {ref_b:.0f})" if ref_a and ref_b else ""
+    line = f"{cond}: {LABEL[ahead]} {a:.0f} vs {LABEL[behind]} {b:.0f} kbit/s, ratio {a / b:.2f}{paper}"
+    return judge(claim, [line] if a > b else [], [] if a > b else [line], [])
+
+
+def cubic_ahead_test2(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Verdict:
+    return _ahead(cells, claim, "t2", "cubic", reference)
+
+
+def westwood_ahead_test3(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Verdict:
+    return _ahead(cells, claim, "t3", "westwood", reference)
+
+
+def westwood_oscillates_more(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Verdict:
+    """Per test: cwnd's (max - min) / mean after the first congestion event, Westwood+ above CUBIC."""
+    held, failed, missing = [], [], []
+    for cond in ("t1", "t2", "t3"):
+        cubic, west = _pair(cells, cond, OSCILLATION)
+        if cubic is None or west is None:
+            missing.append(f"{cond}: no congestion event measured for CUBIC or Westwood+")
+            continue
+        line = f"{cond}: cwnd (max - min) / mean: Westwood+ {west:.2f} vs CUBIC {cubic:.2f}"
+        (held if west > cubic else failed).append(line)
+    return judge(claim, held, failed, missing)
+
+
+def mismatch_no_congestion(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Verdict:
+    """In the mismatch cells no trial has a congestion event or a drop at the shaper."""
+    held, failed, missing = [], [], []
+    for cc in CCS:
+        events = cells.value(cc, "mismatch", EVENTS, "max")
+        drops = cells.value(cc, "mismatch", "q_forward_drops", "max")
+        grown = cells.value(cc, "mismatch", "q_forward_backlog_pkts_max", "max")
+        if events is None:
+            missing.append(f"mismatch: {LABEL[cc]} not measured")
+            continue
+        line = (f"mismatch: {LABEL[cc]}: at most {events:.0f} congestion events and {drops or 0:.0f} drops per "
+                f"trial; the queue grew to {grown or 0:.0f} packets")
+        (held if events == 0 and not drops else failed).append(line)
+    return judge(claim, held, failed, missing)
+
+
+CLAIMS: dict[str, Callable[[Cells, dict[str, Any], dict[str, float]], Verdict]] = {
+    "equal_at_test1": equal_at_test1,
+    "cubic_ahead_test2": cubic_ahead_test2,
+    "westwood_ahead_test3": westwood_ahead_test3,
+    "westwood_oscillates_more": westwood_oscillates_more,
+    "mismatch_no_congestion": mismatch_no_congestion,
+}
+
+
+def reference_throughput(reference: dict[str, Any]) -> dict[str, float]:
+    """{cell id: the report's kbit/s} from reference.tables.throughput."""
+    return {cid: float(v[0]) for cid, v in reference["tables"]["throughput"]["values"].items()}
+
+
+def evaluate(claims: list[dict[str, Any]], cells: Cells, reference: dict[str, Any]) -> list[Verdict]:
+    ref = reference_throughput(reference)
+    return [CLAIMS[c["id"]](cells, c, ref) for c in claims]
+
+
+# ------------------------------------------------------------------------------------------
+# Sweeps: where Westwood+ overtakes CUBIC
+# ------------------------------------------------------------------------------------------
+
+@dataclass
+class SweepPoint:
+    x: float
+    cond: str
+    mean: dict[str, float | None]
+    std: dict[str, float | None]
+    n: dict[str, int]
+
+
+def sweep(cells: Cells, spec: dict[str, Any]) -> list[SweepPoint]:
+    """The sweep's conditions in axis order, each with both algorithms' trimmed mean and spread."""
+    points = []
+    for cond in spec["conditions"]:
+        params = cells.params.get(("cubic", cond)) or cells.params.get(("westwood", cond)) or {}
+        if spec["axis"] not in params:
+            continue
+        points.append(SweepPoint(
+            x=float(params[spec["axis"]]), cond=cond,
+            mean={cc: cells.value(cc, cond, GOODPUT) for cc in CCS},
+            std={cc: cells.value(cc, cond, GOODPUT, "std") for cc in CCS},
+            n={cc: int((cells.by_key.get((cc, cond)) or {}).get("n_valid", 0)) for cc in CCS},
+        ))
+    return sorted(points, key=lambda p: p.x)
+
+
+def crossovers(points: list[SweepPoint]) -> list[dict[str, Any]]:
+    """Where the lead changes between neighbouring measured points, with the linearly interpolated
+    crossing: `to` names the algorithm ahead after it."""
+    measured = [p for p in points if all(p.mean[cc] is not None for cc in CCS)]
+    out = []
+    for a, b in itertools.pairwise(measured):
+        da = a.mean["westwood"] - a.mean["cubic"]     # type: ignore[operator]
+        db = b.mean["westwood"] - b.mean["cubic"]     # type: ignore[operator]
+        if (da > 0) == (db > 0):
+            continue
+        x = a.x + (b.x - a.x) * (0 - da) / (db - da) if db != da else a.x
+        out.append({"between": [a.x, b.x], "at": x, "to": "westwood" if db > 0 else "cubic"})
+    return out
+
+
+def describe_crossovers(points: list[SweepPoint], unit: str) -> str:
+    """One sentence: who leads over the sweep and where the lead changes."""
+    measured = [p for p in points if all(p.mean[cc] is not None for cc in CCS)]
+    if len(measured) < 2:
+        return "not enough of the sweep measured"
+    cross = crossovers(points)
+    first = "westwood" if measured[0].mean["westwood"] > measured[0].mean["cubic"] else "cubic"  # type: ignore[operator]
+    if not cross:
+        return f"{LABEL[first]} leads over the whole sweep ({measured[0].x:g}-{measured[-1].x:g} {unit})"
+    parts = [f"{LABEL[first]} leads at {measured[0].x:g} {unit}"]
+    parts += [f"{LABEL[c['to']]} takes the lead between {c['between'][0]:g} and {c['between'][1]:g} {unit} "
+              f"(interpolated: {c['at']:.2g} {unit})" for c in cross]
+    return "; ".join(parts)
+
+
+# ------------------------------------------------------------------------------------------
+# Trials and traces
+# ------------------------------------------------------------------------------------------
+
+def median_trial(results: Path, cell_id: str, cell: dict[str, Any] | None, metric: str = GOODPUT) -> Path | None:
+    """The valid trial whose `metric` is nearest the median over the cell's valid trials (the
+    report shows one trace per test; we name which one)."""
+    if not cell:
+        return None
+    values = {}
+    for k in cell.get("trials", []):
+        d = results / cell_id / f"trial-{k}"
+        summary = d / "summary.json"
+        if summary.exists():
+            v = json.loads(summary.read_text()).get("metrics", {}).get(metric)
+            if isinstance(v, int | float) and math.isfinite(v):
+                values[d] = float(v)
+    if not values:
+        return None
+    med = float(pd.Series(list(values.values())).median())
+    return min(values, key=lambda d: (abs(values[d] - med), d.name))
+
+
+def tcpprobe_listing(probe: pd.DataFrame, rows: int = 8) -> list[str]:
+    """Lines of a tcp:tcp_probe frame in the layout of the 2.6.32 tcp_probe module the report used
+    (its Figure 1): time src:port dst:port length snd_nxt snd_una snd_cwnd ssthresh snd_wnd srtt.
+    The module printed srtt in jiffies-derived units; the tracepoint gives microseconds, so the last
+    column is microseconds here."""
+    out = []
+    t0 = float(probe["t"].iloc[0]) if len(probe) else 0.0
+    for r in probe.head(rows).itertuples(index=False):
+        out.append(f"{r.t - t0:.9f} {r.src}:{r.sport} {r.dst}:{r.dport} {r.data_len} {r.snd_nxt:#x} "
+                   f"{r.snd_una:#x} {r.snd_cwnd} {r.ssthresh} {r.snd_wnd} {r.srtt_us}")
+    return out

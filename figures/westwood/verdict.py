@@ -1,0 +1,133 @@
+"""verdict.md: what reproduced and what did not, claim by claim with the measured numbers; the
+choices the report left open; where Westwood+ overtakes CUBIC; what differs from the report's
+testbed (read from the trials' provenance)."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from analysis import westwood as ww
+from analysis.compare import to_markdown
+from analysis.verdicts import Verdict
+from figures.common import config_hz, provenance_facts, verdict_lines
+from figures.westwood.common import CCS, TESTS, Run
+from figures.westwood.table import tables
+
+# What is known to differ from the report's Linux 2.6.32 senders, independent of this run.
+CODE_SINCE_2_6_32 = [
+    "Loss recovery: Proportional Rate Reduction (3.2) paces cwnd down during fast recovery, RACK "
+    "(4.4, on by default) marks losses by time as well as by duplicate ACKs, tail loss probes (3.10).",
+    "The initial window is 10 segments (2.6.39) instead of 3; CUBIC's HyStart was already there (2.6.29).",
+    "Westwood+ is the same tcp_westwood module, its bandwidth filter unchanged; CUBIC's code was "
+    "reworked several times (e.g. HyStart's delay threshold, 3.x-5.x).",
+    "tcp_probe is the tcp:tcp_probe tracepoint (4.16) instead of the module: it fires on each "
+    "incoming ACK of the flow and prints the same cwnd and tcp_current_ssthresh().",
+]
+
+
+def verdicts(run: Run) -> list[Verdict]:
+    return ww.evaluate(run.reference["claims"], run.cells_by_cc(), run.reference)
+
+
+def _metric(cells: ww.Cells, cc: str, cond: str, metric: str, digits: int = 2) -> str:
+    v = cells.value(cc, cond, metric)
+    return f"{v:.{digits}f}" if v is not None else "-"
+
+
+def _oscillation_table(run: Run) -> list[str]:
+    cells = run.cells_by_cc()
+    out = ["| test | algorithm | throughput (kbit/s) | congestion events | cwnd (max-min)/mean | cwnd std/mean "
+           "| retransmitted packets |", "|---|---|---|---|---|---|---|"]
+    for cond in [*TESTS, "mismatch"]:
+        for cc in CCS:
+            if (cc, cond) not in cells.by_key:
+                continue
+            out.append(f"| {cond} | {ww.LABEL[cc]} | {_metric(cells, cc, cond, ww.GOODPUT, 0)} | "
+                       f"{_metric(cells, cc, cond, ww.EVENTS, 0)} | {_metric(cells, cc, cond, ww.OSCILLATION)} | "
+                       f"{_metric(cells, cc, cond, 'bulk0.cwnd_cv')} | "
+                       f"{_metric(cells, cc, cond, 'rexmt_data_pkts', 0)} |")
+    return out
+
+
+def _named_trials(run: Run) -> list[str]:
+    out = []
+    for cond in TESTS:
+        for cc in CCS:
+            t = run.median_trial(cc, cond)
+            if t is not None:
+                n = run.reference["tests"][cond]["figures"][cc]
+                out.append(f"- Fig. {n} ({cond}, {ww.LABEL[cc]}): {t.parent.name}/{t.name}")
+    return out
+
+
+def render(run: Run, claims: list[Verdict]) -> str:
+    facts = provenance_facts(run)
+    cells = run.cells_by_cc()
+    n_valid = sum(c.get("n_valid", 0) for c in run.cells.values())
+    expected = sum(c.get("expected_trials", 0) for c in run.cells.values())
+    counts = Counter(v.verdict for v in claims)
+    out = [f"# Westwood+ vs CUBIC: reproduction verdict ({run.profile} profile)", "",
+           f"Cells measured: {len(run.cells)} of {len(run.cfg.cells_by_id)}; valid trials {n_valid} of "
+           f"{expected}. Claims: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".", ""]
+    incomplete = [f"{cid} ({c.get('n_valid', 0)}/{c.get('expected_trials')})"
+                  for cid, c in sorted(run.cells.items()) if not c.get("complete")]
+    if incomplete:
+        out += [f"Cells with fewer valid trials than planned: {', '.join(incomplete)}.", ""]
+    out += ["## What the report leaves open, and what we chose", ""]
+    out += [f"- **{c['what']}**: {c['choice']}. {c['why']}" for c in run.reference["choices"]]
+    out += ["", "## Claims", ""]
+    for v in claims:
+        out += verdict_lines(v)
+    out += ["## Throughput beside the report", ""]
+    for t in tables(run).values():
+        out += [to_markdown(t), ""]
+    out += ["## The congestion window per test", "",
+            "Trimmed means over the valid trials; cwnd figures from the first congestion event on.", "",
+            *_oscillation_table(run), "", "Figures 5-10 show, per test and algorithm:", "", *_named_trials(run), ""]
+    out += ["## Where Westwood+ overtakes CUBIC (beyond the report)", ""]
+    for name, spec in run.reference["sweeps"].items():
+        points = ww.sweep(cells, spec)
+        out.append(f"- {name} sweep: {ww.describe_crossovers(points, spec['unit'])}.")
+        rows = [f"{p.x:g}: " + ", ".join(f"{ww.LABEL[cc]} {p.mean[cc]:.0f}" for cc in CCS if p.mean[cc] is not None)
+                for p in points if any(p.mean[cc] is not None for cc in CCS)]
+        if rows:
+            out.append(f"  - kbit/s by {spec['unit']}: " + "; ".join(rows))
+    mm = run.reference["mismatch"]
+    q = run.params.get(f"{mm['cc']}-{mm['condition']}", {}).get("queue_pkts")
+    out += ["", f"## Figure {mm['figure']}: the shaper queue that does not match the window", "",
+            f"The setting that causes it: the bottleneck queue holds {q} packets, more than any window the "
+            "end hosts' socket buffers allow (net.ipv4.tcp_wmem / tcp_rmem maxima, a few MB: about "
+            "3000 packets), so the queue never overflows and the sender never sees a loss. cwnd then "
+            "grows until the socket buffers, not the network, bound it, while the queue and the RTT "
+            "grow with it. The report met the same effect with netem and htb/tbf (their queues were "
+            "long enough to absorb the window); a queue sized to the path (50 packets here) removes it.", ""]
+    out += ["## What differs from the report's testbed", "",
+            "- Report: Linux 2.6.32 laptops, dummynet for delay and loss, a MikroTik RB750 setting 10 Mbit/s "
+            "at layer 2, the tcp_probe module.",
+            f"- This run: kernel {', '.join(f'{k} ({n} trials)' for k, n in facts['kernels'].items()) or '-'}, "
+            f"measured in {', '.join(f'{k} ({n})' for k, n in facts['where'].items()) or '-'}; the bottleneck "
+            "is HTB + pfifo, netem for delay and loss, all in one kernel."]
+    for release in facts["kernels"]:
+        hz = config_hz(release)
+        if hz:
+            out.append(f"- Kernel {release}: CONFIG_HZ={hz}.")
+    if facts["calib"]:
+        out.append(f"- Idle base RTT after calibration: {min(facts['calib']):.2f} to {max(facts['calib']):.2f} ms.")
+    for name, impls in sorted(facts["impls"].items()):
+        out.append(f"- {name}: {'; '.join(sorted(impls))}")
+    out += ["", "Known changes since 2.6.32:", "", *[f"- {line}" for line in CODE_SINCE_2_6_32]]
+    return "\n".join(out) + "\n"
+
+
+def main(run: Run) -> list[Path]:
+    claims = verdicts(run)
+    path = run.out / "verdict.md"
+    path.write_text(render(run, claims))
+    (run.out / "verdicts.json").write_text(json.dumps([v.as_dict() for v in claims], indent=1) + "\n")
+    return [path, run.out / "verdicts.json"]
+
+
+def as_dict(run: Run) -> dict[str, Any]:
+    return {"claims": [v.as_dict() for v in verdicts(run)]}

@@ -1,0 +1,182 @@
+"""Westwood+ vs CUBIC analysis on hand-made inputs: the probe trace to cwnd/ssthresh series and the
+report's listing, throughput and cwnd oscillation in a trial summary, claims, sweeps and the
+verdict."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from analysis import westwood as ww
+from analysis.metrics import cwnd_oscillation
+from analysis.summarize import summarize_trial
+from tests.unit.test_analysis_summarize import make_trial, spec
+
+CLAIMS = [{"id": "equal_at_test1", "text": "e", "tolerance_pct": 5}, {"id": "cubic_ahead_test2", "text": "c"},
+          {"id": "westwood_ahead_test3", "text": "w"}, {"id": "westwood_oscillates_more", "text": "o"},
+          {"id": "mismatch_no_congestion", "text": "m"}]
+REFERENCE = {"tables": {"throughput": {"values": {
+    "cubic-t1": [9500], "westwood-t1": [9500], "cubic-t2": [649], "westwood-t2": [240],
+    "cubic-t3": [5637], "westwood-t3": [6156]}}}}
+
+
+def agg(mean: float, lo: float | None = None, hi: float | None = None) -> dict[str, Any]:
+    return {"mean": mean, "std": 1.0, "min": mean if lo is None else lo, "max": mean if hi is None else hi,
+            "n": 5, "method": "trimmed"}
+
+
+def cell(n_valid: int = 5, **metrics: float) -> dict[str, Any]:
+    return {"n_valid": n_valid, "expected_trials": 5, "complete": n_valid == 5,
+            "trials": list(range(1, n_valid + 1)),
+            "metrics": {k.replace("__", "."): agg(v) for k, v in metrics.items()}}
+
+
+PARAMS = {f"{cc}-{cond}": {"cc": cc, "cond": cond, "delay_ms": d, "loss_pct": loss, "queue_pkts": q}
+          for cc in ww.CCS
+          for cond, d, loss, q in [("t1", 0, 0, 50), ("t2", 500, 0, 50), ("t3", 0, 5, 50), ("loss1", 0, 1, 50),
+                                   ("d100", 100, 0, 50), ("mismatch", 0, 0, 20000)]}
+
+
+def sawtooth(low: float, high: float, period_s: float, seconds: float = 60.0) -> tuple[np.ndarray, np.ndarray]:
+    """Slow start from 2 to `high` in 1 s, then linear growth from `low` to `high` every period."""
+    t_ss = np.linspace(0, 1, 50, endpoint=False)
+    t = np.arange(1.0, seconds, 0.01)
+    phase = ((t - 1.0) % period_s) / period_s
+    cwnd = np.concatenate([2 + (high - 2) * t_ss, np.where(phase == 0, high, low + (high - low) * phase)])
+    cwnd[50] = high
+    return np.concatenate([t_ss, t]), np.round(cwnd)
+
+
+def test_cwnd_oscillation_from_the_first_congestion_event() -> None:
+    t, reno_like = sawtooth(32, 64, 2.0)
+    _, cubic_like = sawtooth(45, 64, 2.0)
+    reno, cubic = cwnd_oscillation(t, reno_like), cwnd_oscillation(t, cubic_like)
+    steady = reno_like[t >= 1.01]          # the first event is the first fall, right after 1 s
+    assert reno["congestion_events"] == 30              # a fall every 2 s from 1.01 s to 59.01 s
+    assert reno["cwnd_range_rel"] == pytest.approx((64 - 32) / steady.mean(), rel=0.02)
+    assert reno["cwnd_range_rel"] > cubic["cwnd_range_rel"] > 0
+    assert reno["cwnd_cv"] > cubic["cwnd_cv"] > 0
+    slow_start_only = cwnd_oscillation(t[:50], reno_like[:50])
+    assert slow_start_only == {"congestion_events": 0, "cwnd_range_rel": None, "cwnd_cv": None}
+
+
+def probe_line(t: float, cwnd: int, ssthresh: int, sport: int = 40001, dport: int = 20001, una: int = 0x100) -> str:
+    return (f"          iperf3-4791    [001] .....   {t:.6f}: tcp_probe: family=AF_INET src=10.0.1.10:{sport} "
+            f"dest=10.0.2.10:{dport} mark=0x0 data_len=0 snd_nxt={una + 0x5a8:#x} snd_una={una:#x} "
+            f"snd_cwnd={cwnd} ssthresh={ssthresh} snd_wnd=64128 srtt=1500 rcv_wnd=65160 sock_cookie=7\n")
+
+
+def test_probe_trace_to_series_and_the_reports_listing(tmp_path: Path) -> None:
+    from figures.westwood.common import series
+    trace = "# tracer: nop\n" + "".join([
+        probe_line(100.0, 10, 0x7FFFFFFF), probe_line(100.5, 20, 0x7FFFFFFF),
+        probe_line(100.7, 99, 5, dport=20099),                     # another flow: not this one
+        probe_line(101.0, 14, 14, una=0x2000), probe_line(101.25, 15, 14, una=0x25a8)])
+    (tmp_path / "tcp_probe.trace").write_text(trace)
+    (tmp_path / "provenance.json").write_text(json.dumps(
+        {"t0_monotonic": 99.5, "endpoints": {"bulk0": {"port": 20001}}}))
+    s = series(tmp_path)
+    assert s.t.tolist() == [0.5, 1.0, 1.5, 1.75]
+    assert s.cwnd.tolist() == [10, 20, 14, 15]
+    assert np.isnan(s.ssthresh[:2]).all() and s.ssthresh[2:].tolist() == [14, 14]   # "infinite" not drawn
+    lines = ww.tcpprobe_listing(s.probe.iloc[2:], rows=5)
+    assert lines == [
+        "0.000000000 10.0.1.10:40001 10.0.2.10:20001 0 0x25a8 0x2000 14 14 64128 1500",
+        "0.250000000 10.0.1.10:40001 10.0.2.10:20001 0 0x2b50 0x25a8 15 14 64128 1500"]
+
+
+def test_throughput_and_oscillation_in_a_trial_summary(tmp_path: Path) -> None:
+    """One Westwood+ flow: throughput from tcptrace's unique bytes over the connection's lifetime
+    (the real fixture, 4860973 bytes in 4.083901 s), cwnd oscillation from the probe trace."""
+    d = make_trial(tmp_path, sp=spec(paper="westwood", cell="westwood-t1", flows=[
+        {"id": "bulk0", "kind": "bulk", "pair": 0, "cc": "westwood", "start_s": 0, "bytes": None,
+         "port_offset": 1}]))
+    for f in d.glob("voip-*"):
+        f.unlink()
+    s = summarize_trial(d)
+    m = s["metrics"]
+    assert m["goodput_kbit_s"] == pytest.approx(4860973 * 8 / 4.083901 / 1000)
+    flow = s["flows"][0]
+    assert m["bulk0.congestion_events"] == flow["congestion_events"] >= 0
+    assert set(flow) >= {"cwnd_range_rel", "cwnd_cv", "cwnd_mean"}
+
+
+def measured(**over: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    cells = {
+        "cubic-t1": cell(goodput_kbit_s=9560, bulk0__cwnd_range_rel=0.40), "westwood-t1": cell(
+            goodput_kbit_s=9540, bulk0__cwnd_range_rel=0.70),
+        "cubic-t2": cell(goodput_kbit_s=7000, bulk0__cwnd_range_rel=0.5),
+        "westwood-t2": cell(goodput_kbit_s=5000, bulk0__cwnd_range_rel=0.9),
+        "cubic-t3": cell(goodput_kbit_s=5600, bulk0__cwnd_range_rel=1.2),
+        "westwood-t3": cell(goodput_kbit_s=6200, bulk0__cwnd_range_rel=1.1),
+        "cubic-mismatch": cell(bulk0__congestion_events=0, q_forward_drops=0, q_forward_backlog_pkts_max=2900),
+        "westwood-mismatch": cell(bulk0__congestion_events=2, q_forward_drops=40, q_forward_backlog_pkts_max=3100),
+    }
+    cells.update(over)
+    return cells
+
+
+def verdicts(cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {v.claim: v for v in ww.evaluate(CLAIMS, ww.Cells.from_cells(cells, PARAMS), REFERENCE)}
+
+
+def test_claims_on_hand_made_cells() -> None:
+    v = verdicts(measured())
+    assert v["equal_at_test1"].verdict == "reproduced"
+    assert "CUBIC 9560 vs Westwood+ 9540 kbit/s, apart by 0.2 %" in v["equal_at_test1"].held[2]
+    assert v["cubic_ahead_test2"].verdict == "reproduced"
+    assert v["cubic_ahead_test2"].held == ["t2: CUBIC 7000 vs Westwood+ 5000 kbit/s, ratio 1.40 (report: 649 vs 240)"]
+    assert v["westwood_ahead_test3"].verdict == "reproduced"
+    assert v["westwood_oscillates_more"].verdict == "partly"         # not at t3
+    assert v["westwood_oscillates_more"].failed == ["t3: cwnd (max - min) / mean: Westwood+ 1.10 vs CUBIC 1.20"]
+    assert v["mismatch_no_congestion"].verdict == "partly"           # Westwood+ saw events and drops
+    slow = verdicts(measured(**{"westwood-t1": cell(goodput_kbit_s=8000, bulk0__cwnd_range_rel=0.7)}))
+    assert slow["equal_at_test1"].verdict == "partly"
+    assert len(slow["equal_at_test1"].failed) == 2                   # off the report and off CUBIC
+
+
+def test_claims_without_cells_are_not_evaluated() -> None:
+    v = verdicts({"cubic-t1": cell(goodput_kbit_s=9500), "westwood-t1": cell(0, goodput_kbit_s=9500)})
+    assert all(x.verdict == "not evaluated" for x in v.values()), v
+
+
+def test_sweep_and_where_westwood_overtakes() -> None:
+    cells = measured(**{"cubic-loss1": cell(goodput_kbit_s=8000), "westwood-loss1": cell(goodput_kbit_s=7000)})
+    points = ww.sweep(ww.Cells.from_cells(cells, PARAMS), {"axis": "loss_pct", "conditions": ["t3", "t1", "loss1"]})
+    assert [p.x for p in points] == [0, 1, 5]
+    cross = ww.crossovers(points)
+    # westwood - cubic: -20 at 0 %, -1000 at 1 %, +600 at 5 %: the lead changes between 1 and 5 %
+    assert cross == [{"between": [1.0, 5.0], "at": pytest.approx(1 + 4 * 1000 / 1600), "to": "westwood"}]
+    text = ww.describe_crossovers(points, "%")
+    assert text.startswith("CUBIC leads at 0 %; Westwood+ takes the lead between 1 and 5 %")
+
+
+def test_median_trial_is_named(tmp_path: Path) -> None:
+    for k, gp in [(1, 9000), (2, 9400), (3, 9100), (4, 9999), (5, 9300)]:
+        (tmp_path / "c" / f"trial-{k}").mkdir(parents=True)
+        (tmp_path / "c" / f"trial-{k}" / "summary.json").write_text(json.dumps({"metrics": {"goodput_kbit_s": gp}}))
+    c = {"trials": [1, 2, 3, 5]}                      # trial 4 was invalid
+    assert ww.median_trial(tmp_path, "c", c) == tmp_path / "c" / "trial-3"   # median of 9000, 9400, 9100, 9300
+    assert ww.median_trial(tmp_path, "c", None) is None
+
+
+def test_table_and_verdict_from_hand_made_results(tmp_path: Path) -> None:
+    from figures.westwood import table, verdict
+    from figures.westwood.common import Run
+    root = tmp_path / "results"
+    for cid, c in measured().items():
+        (root / cid).mkdir(parents=True)
+        (root / cid / "cell.json").write_text(json.dumps(c))
+    run = Run.load("test", root, tmp_path / "out")
+    written = table.main(run) + verdict.main(run)
+    assert {p.name for p in written} >= {"throughput.md", "throughput.csv", "throughput.tex", "verdict.md"}
+    text = (tmp_path / "out" / "verdict.md").read_text()
+    assert "Cells measured: 8 of 26" in text
+    assert "**trial length**: 120 s (full)" in text
+    assert "### westwood_ahead_test3: **reproduced**" in text
+    assert "20000 packets, more than any window" in text
+    csv = (tmp_path / "out" / "throughput.csv").read_text()
+    assert "westwood-t2" in csv and "240" in csv
