@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from figures import provenance
 from figures.collateral import (
     fig1_testbed,
     fig2_epochs,
@@ -19,7 +20,8 @@ from figures.collateral import (
 from figures.collateral.common import Run
 from tcprepro import CHECKOUT
 
-PARTS = [tables, vs_paper, fig1_testbed, fig2_epochs, fig3_owd_cdf, fig4_queue_full, fig5_retransmissions, verdict]
+PARTS = [tables, vs_paper, fig1_testbed, fig2_epochs, fig3_owd_cdf, fig4_queue_full, fig5_retransmissions, verdict,
+         provenance]
 
 
 def main(argv: list[str] | None = None) -> int:

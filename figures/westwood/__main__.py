@@ -6,11 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from figures import provenance
 from figures.westwood import fig1_probe_listing, fig5_10_cwnd, fig11_mismatch, sweeps, table, verdict
 from figures.westwood.common import Run
 from tcprepro import CHECKOUT
 
-PARTS = [table, fig1_probe_listing, fig5_10_cwnd, fig11_mismatch, sweeps, verdict]
+PARTS = [table, fig1_probe_listing, fig5_10_cwnd, fig11_mismatch, sweeps, verdict, provenance]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,91 @@
+"""provenance.json beside a paper's figures: what the trials ran on and how they fared, small enough
+to commit with reference results (the raw trials stay in results/).
+
+Kernel releases and where they ran (host, or the pinned VM and its accelerator); each congestion
+control's implementation (builtin, module with its file hash, BPF object hash); tool versions; the
+idle RTT after calibration; per fidelity check how many trials passed, failed or could not measure
+it; how many attempts were invalid and rerun, and which trials no attempt made valid.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from figures.common import PaperRun
+
+SCHEMA = "tcprepro.provenance-summary/1"
+
+
+def _trial_dirs(run: PaperRun) -> list[Path]:
+    """Every trial directory of the run's cells: valid ones and the ones the cell excluded."""
+    dirs = []
+    for cell_id, cell in sorted(run.cells.items()):
+        dirs += [run.results / cell_id / f"trial-{k}" for k in cell.get("trials", [])]
+        dirs += [run.results / cell_id / Path(e["dir"]).name for e in cell.get("excluded", []) if e.get("dir")]
+    return dirs
+
+
+def summarize(run: PaperRun) -> dict[str, Any]:
+    kernels: Counter[str] = Counter()
+    where: Counter[str] = Counter()
+    ccs: dict[str, set[str]] = {}
+    tools: dict[str, set[str]] = {}
+    checks: dict[str, Counter[str]] = {}
+    calib: list[float] = []
+    configs: set[str] = set()
+    invalid_attempts = reran = 0
+    for d in _trial_dirs(run):
+        prov_path, summary_path = d / "provenance.json", d / "summary.json"
+        if not prov_path.exists():
+            continue
+        prov = json.loads(prov_path.read_text())
+        k = prov.get("kernel", {})
+        kernels[k.get("release", "?")] += 1
+        where[f"{k.get('where')}" + (f" ({k['accel']})" if k.get("accel") else "")] += 1
+        for cc in (prov.get("congestion_controls") or {}).values():
+            sha, params = cc.get("object_sha256"), cc.get("params")
+            ccs.setdefault(cc["name"], set()).add(
+                f"{cc['impl']} {cc['kernel_name']}" + (f" {json.dumps(params, sort_keys=True)}" if params else "")
+                + (f" sha256:{sha[:16]}" if sha else ""))
+        for tool, version in (prov.get("tools") or {}).items():
+            tools.setdefault(tool, set()).add(version)
+        for c in prov.get("fidelity") or []:
+            verdict = {True: "pass", False: "fail", None: "not measured"}[c.get("pass")]
+            checks.setdefault(c["name"], Counter())[verdict] += 1
+        rounds = (prov.get("calibration") or {}).get("rounds") or []
+        if rounds:
+            calib.append(float(rounds[-1]["base_rtt_ms"]))
+        if prov.get("config_sha256"):
+            configs.add(prov["config_sha256"])
+        if summary_path.exists():
+            s = json.loads(summary_path.read_text())
+            invalid_attempts += int(s.get("invalid_attempts") or 0)
+            reran += int(bool(s.get("invalid_attempts")))
+    cells = run.cells.values()
+    return {
+        "schema": SCHEMA,
+        "paper": run.cfg.name,
+        "profile": run.profile,
+        "cells": len(run.cells),
+        "trials_valid": sum(c.get("n_valid", 0) for c in cells),
+        "trials_expected": sum(c.get("expected_trials", 0) for c in cells),
+        "trials_never_valid": sorted(f"{c.get('cell')}/trial-{e.get('trial')}" for c in cells
+                                     for e in c.get("excluded", [])),
+        "invalid_attempts_rerun": invalid_attempts,
+        "trials_rerun": reran,
+        "kernels": dict(kernels),
+        "where": dict(where),
+        "congestion_controls": {k: sorted(v) for k, v in sorted(ccs.items())},
+        "tools": {k: sorted(v) for k, v in sorted(tools.items())},
+        "fidelity_checks": {k: dict(v) for k, v in sorted(checks.items())},
+        "base_rtt_ms_after_calibration": [round(min(calib), 3), round(max(calib), 3)] if calib else None,
+        "config_sha256": sorted(configs),
+    }
+
+
+def main(run: PaperRun) -> list[Path]:
+    path = run.out / "provenance.json"
+    path.write_text(json.dumps(summarize(run), indent=1) + "\n")
+    return [path]
