@@ -77,10 +77,14 @@ def figure_inputs(paper):
     return cell_files(paper) + (fig2_trial() if paper == "collateral" else [])
 
 
+REPORT = FIGURES / ("REPORT.md" if PROFILE == "full" else f"REPORT-{PROFILE}.md")
+
+
 rule all:
     input:
         [f for p in PAPERS for f in cell_files(p)],
         [str(FIGURES / p / PROFILE / "verdict.md") for p in PAPERS],
+        str(REPORT),
 
 
 rule trial:
@@ -108,3 +112,10 @@ rule figures:
     output: str(FIGURES / "{paper}" / PROFILE / "verdict.md")
     wildcard_constraints: paper="|".join(PAPERS)
     shell: "{PY} -m figures.{wildcards.paper} --profile " + PROFILE
+
+
+# Every paper's result set of this profile in one document (figures/report.py).
+rule report:
+    input: [str(FIGURES / p / PROFILE / "verdict.md") for p in PAPERS]
+    output: str(REPORT)
+    shell: "{PY} -m figures.report --profile " + PROFILE

@@ -93,6 +93,26 @@ def vm(ns: argparse.Namespace) -> int:
     return lane.main(["status"])
 
 
+@command("diff", "compare two result sets of one paper (figures/<paper>/<profile>/, or `paper` for its own "
+         "numbers): numbers that moved beyond their tolerance, claims whose verdict changed (exit 1)",
+         arg("a", help="a result set directory"), arg("b", help="another result set directory, or `paper`"),
+         arg("--strict", action="store_true", help="exit 1 also when a number moved"))
+def diff(ns: argparse.Namespace) -> int:
+    from analysis import diffing, resultset
+    from tcprepro.config import CONFIG_DIR, ConfigError, load_paper
+
+    try:
+        a = resultset.load(ns.a)
+        b = resultset.paper_side(a) if ns.b == "paper" else resultset.load(ns.b)
+        reference = load_paper(CONFIG_DIR / f"{a.paper}.yaml").data.get("reference", {})
+        result = diffing.diff(a, b, diffing.tolerances(reference, a.profile), ns.a, ns.b)
+    except (resultset.ResultSetError, ConfigError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(result.render(), end="")
+    return result.exit_code(ns.strict)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tcprepro", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -1,0 +1,135 @@
+"""`tcprepro diff` and figures/REPORT.md on hand-made result sets (figures/<paper>/<profile>/)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analysis import diffing, resultset
+from analysis.compare import Column, Row, Table, to_csv, to_markdown
+from figures import report
+
+REPO = Path(__file__).resolve().parents[2]
+REFERENCE = {"tables": {"table1": {"columns": {
+    "mean": {"metric": "goodput_kbyte_s", "stat": "mean", "tolerance": {"abs": 1.0, "smoke": {"abs": 2.5}}},
+    "std": {"metric": "goodput_kbyte_s", "stat": "std"}}}}}
+
+
+def make_set(root: Path, values: dict[str, tuple[float | None, float | None]],
+             verdicts: dict[str, str], profile: str = "full", paper: str = "collateral") -> Path:
+    """A result set: table1 (mean, std per cell, the paper's 111.8 / 0.01), verdicts, provenance."""
+    d = root / paper / profile
+    d.mkdir(parents=True)
+    rows = []
+    for cell, (mean, std) in values.items():
+        r = Row(cell, {"cc": cell.split("-")[0]}, 5 if mean is not None else 0, 5)
+        r.measured, r.paper = {"mean": mean, "std": std}, {"mean": 111.8, "std": 0.01}
+        rows.append(r)
+    t = Table("table1", "Table 1: goodput", [Column("mean", "goodput_kbyte_s", "mean", "KB/s"),
+                                             Column("std", "goodput_kbyte_s", "std", "KB/s")], rows)
+    (d / "table1.csv").write_text(to_csv(t))
+    (d / "table1.md").write_text(to_markdown(t))
+    (d / "verdicts.json").write_text(json.dumps([
+        {"claim": c, "text": f"claim {c}", "verdict": v, "held": [f"{c} held 1"] if v != "not evaluated" else [],
+         "failed": [], "missing": [], "note": ""} for c, v in verdicts.items()]))
+    (d / "provenance.json").write_text(json.dumps({
+        "paper": paper, "profile": profile, "trials_valid": 9, "trials_expected": 10, "trials_rerun": 2,
+        "invalid_attempts_rerun": 3, "trials_never_valid": ["newreno-rtt50-f1/trial-4"],
+        "kernels": {"6.1.0-56-amd64": 9}, "where": {"vm (tcg)": 9},
+        "congestion_controls": {"htcp": ["module htcp sha256:0123456789abcdef"]},
+        "fidelity_checks": {"base_rtt": {"pass": 9}, "forward.rate_worst_0.5s": {"pass": 8, "fail": 1}},
+        "base_rtt_ms_after_calibration": [49.8, 50.3]}))
+    (d / "fig3_owd_cdf.png").write_bytes(b"\x89PNG")
+    return d
+
+
+def test_result_set_reads_tables_verdicts_and_provenance(tmp_path: Path) -> None:
+    d = make_set(tmp_path, {"cubic-rtt50-f1": (111.7, 0.2), "htcp-rtt50-f1": (None, None)}, {"a": "reproduced"})
+    rs = resultset.load(d)
+    assert (rs.paper, rs.profile, rs.tables) == ("collateral", "full", ["table1"])
+    assert rs.measured[("table1", "cubic-rtt50-f1", "mean")] == pytest.approx(111.7)
+    assert rs.measured[("table1", "htcp-rtt50-f1", "mean")] is None
+    assert rs.paper_values[("table1", "htcp-rtt50-f1", "mean")] == pytest.approx(111.8)
+    assert rs.scorecard() == {"reproduced": 1}
+    with pytest.raises(resultset.ResultSetError, match=r"no verdicts\.json"):
+        resultset.load(tmp_path)
+
+
+def test_numbers_beyond_their_tolerance_and_changed_verdicts(tmp_path: Path) -> None:
+    fresh = resultset.load(make_set(tmp_path / "a", {"cubic-rtt50-f1": (111.2, 0.3), "htcp-rtt50-f1": (113.0, 0.1)},
+                                    {"goodput_same": "reproduced", "cubic_most_latency": "partly"}))
+    ref = resultset.load(make_set(tmp_path / "b", {"cubic-rtt50-f1": (111.9, 0.3), "htcp-rtt50-f1": (111.5, None)},
+                                  {"goodput_same": "reproduced", "cubic_most_latency": "reproduced"}))
+    d = diffing.diff(fresh, ref, diffing.tolerances(REFERENCE, "full"), "fresh", "ref")
+    # cubic's mean moved 0.7 (within ±1); htcp's 1.5 (beyond); std has no tolerance: exact
+    assert [(m.key[1], m.key[2]) for m in d.moved] == [("htcp-rtt50-f1", "mean")]
+    assert [(m.key[1], m.key[2]) for m in d.one_sided] == [("htcp-rtt50-f1", "std")]
+    assert d.compared == 3
+    assert [(v.claim, v.a, v.b) for v in d.verdicts] == [("cubic_most_latency", "partly", "reproduced")]
+    assert d.exit_code() == 1
+    text = d.render()
+    assert "table1 htcp-rtt50-f1 mean: fresh 113, ref 111.5 (moved +1.5; tolerance ±1)" in text
+    assert "cubic_most_latency: fresh partly, ref reproduced" in text
+    # the smoke profile's tolerance is wider: nothing moved there
+    smoke = diffing.diff(fresh, ref, diffing.tolerances(REFERENCE, "smoke"))
+    assert not smoke.moved
+
+
+def test_same_verdicts_exit_zero_unless_strict(tmp_path: Path) -> None:
+    a = resultset.load(make_set(tmp_path / "a", {"cubic-rtt50-f1": (111.2, 0.3)}, {"x": "reproduced"}))
+    b = resultset.load(make_set(tmp_path / "b", {"cubic-rtt50-f1": (115.0, 0.3)}, {"x": "reproduced"}))
+    d = diffing.diff(a, b, diffing.tolerances(REFERENCE, "full"))
+    assert len(d.moved) == 1 and d.exit_code() == 0 and d.exit_code(strict=True) == 1
+
+
+def test_against_the_papers_numbers(tmp_path: Path) -> None:
+    rs = resultset.load(make_set(tmp_path, {"cubic-rtt50-f1": (111.7, 0.01), "htcp-rtt50-f1": (None, None)},
+                                 {"goodput_same": "reproduced", "more_retransmissions": "not reproduced"}))
+    d = diffing.diff(rs, resultset.paper_side(rs), diffing.tolerances(REFERENCE, "full"), "run", "paper")
+    assert not d.moved                                          # 111.7 vs 111.8 is inside ±1
+    assert {m.key[1] for m in d.one_sided} == {"htcp-rtt50-f1"}  # the cell this run did not measure
+    assert [(v.claim, v.a, v.b) for v in d.verdicts] == [("more_retransmissions", "not reproduced", "reproduced")]
+
+
+def test_a_diff_compares_one_paper(tmp_path: Path) -> None:
+    a = resultset.load(make_set(tmp_path / "a", {"x-1": (1.0, 1.0)}, {}))
+    b = resultset.load(make_set(tmp_path / "b", {"x-1": (1.0, 1.0)}, {}, paper="westwood"))
+    with pytest.raises(ValueError, match="one paper"):
+        diffing.diff(a, b, {})
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tcprepro", "diff", *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_diff_command_exit_codes(tmp_path: Path) -> None:
+    a = make_set(tmp_path / "a", {"cubic-rtt50-f1": (111.7, 0.01)}, {"goodput_same": "reproduced"})
+    b = make_set(tmp_path / "b", {"cubic-rtt50-f1": (111.6, 0.01)}, {"goodput_same": "reproduced"})
+    same = run_cli(str(a), str(b))
+    assert same.returncode == 0, same.stderr
+    assert "1 moved beyond their tolerance" not in same.stdout and "0 claim verdicts changed" in same.stdout
+    assert run_cli(str(a), "paper").returncode == 0           # 111.7 vs 111.8 (±1), reproduced as stated
+    bad = run_cli(str(tmp_path), "paper")
+    assert bad.returncode == 2 and "no verdicts.json" in bad.stderr
+
+
+def test_report_scorecards_claims_tables_figures_provenance(tmp_path: Path) -> None:
+    make_set(tmp_path, {"cubic-rtt50-f1": (111.7, 0.01)},
+             {"goodput_same": "reproduced", "cubic_most_latency": "partly", "more_retransmissions": "not evaluated"})
+    sets: dict[str, Any] = {"collateral": resultset.load(tmp_path / "collateral" / "full"), "westwood": None}
+    text = report.render("full", tmp_path, sets)
+    assert "**Overall: 3 claims: 1 reproduced, 1 partly, 1 not measurable.**" in text
+    assert "| westwood | no results for this profile |" in text
+    assert "| goodput_same: claim goodput_same | **reproduced** | goodput_same held 1 |" in text
+    assert "| cubic | 5/5 | 111.7 | 111.8 | -0.1 |" in text
+    assert "![fig3_owd_cdf](collateral/full/fig3_owd_cdf.png)" in text
+    assert "2 needed a rerun (3 invalid attempts); never valid: newreno-rtt50-f1/trial-4" in text
+    assert "htcp: module htcp sha256:0123456789abcdef" in text
+    assert "failing in some: forward.rate_worst_0.5s ({'pass': 8, 'fail': 1})" in text
+    assert report.report_path(tmp_path, "full").name == "REPORT.md"
+    assert report.report_path(tmp_path, "quick").name == "REPORT-quick.md"
