@@ -163,33 +163,47 @@ def applied_netem(tree: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def static_neighbours(net: Any) -> int:
-    """Permanent ARP entries between every host and the router, so no ARP request ever waits in the
-    bottleneck queue (a first VoIP packet would otherwise wait behind a full queue for resolution)."""
+def node_setup_commands(net: Any, sysctls: dict[str, Any] | None = None) -> dict[str, list[str]]:
+    """Per node, every command that prepares it for a trial, run as one shell round trip
+    (`configure_nodes`): under QEMU TCG each round trip to a node's shell costs ~0.1 s.
+
+    - offloads off on every interface: segmentation offloads would let one 64 KB 'packet' through
+      the queue. `ethtool gso off` is not enough: TCP always builds software GSO packets;
+      gso_max_segs 1 makes every skb one MTU-sized segment, so the drop-tail queue counts and drops
+      real packets;
+    - the scenario's sysctls;
+    - permanent ARP entries between every host and the router, so no ARP request ever waits in the
+      bottleneck queue (a first VoIP packet would otherwise wait behind a full queue for resolution).
+    """
+    commands: dict[str, list[str]] = {}
     router = net.get("rt")
-    count = 0
+    for node in net.hosts:
+        cmds = commands.setdefault(node.name, [])
+        for intf in node.intfList():
+            if str(intf) != "lo":
+                cmds.append(f"ethtool -K {intf} tso off gso off gro off")
+                cmds.append(f"ip link set dev {intf} gso_max_segs 1")
+        if sysctls:
+            cmds.append("sysctl -qw " + " ".join(f"{k}={v}" for k, v in sysctls.items()))
     for host in net.hosts:
         if host.name in ("rt", "bl", "br") or not host.IP():
             continue
         intf = host.defaultIntf()
         gw_intf = router.intf("rt-eth0" if host.IP().startswith("10.0.1.") else "rt-eth1")
-        run(router, f"ip neigh replace {host.IP()} lladdr {intf.MAC()} dev {gw_intf} nud permanent")
-        run(host, f"ip neigh replace {gw_intf.IP()} lladdr {gw_intf.MAC()} dev {intf} nud permanent")
-        count += 2
-    return count
+        commands["rt"].append(f"ip neigh replace {host.IP()} lladdr {intf.MAC()} dev {gw_intf} nud permanent")
+        commands[host.name].append(f"ip neigh replace {gw_intf.IP()} lladdr {gw_intf.MAC()} dev {intf} nud permanent")
+    return commands
 
 
-def disable_offloads(node: NodeLike) -> dict[str, str]:
-    """Segmentation offloads would let one 64 KB 'packet' through the queue: turn them off everywhere.
-
-    `ethtool gso off` is not enough: TCP always builds software GSO packets; gso_max_segs 1 makes
-    every skb one MTU-sized segment, so the drop-tail queue counts and drops real packets.
-    """
-    result = {}
-    for intf in node.intfList():
-        name = str(intf)
-        if name == "lo":
-            continue
-        run(node, f"ethtool -K {name} tso off gso off gro off && ip link set dev {name} gso_max_segs 1")
-        result[name] = "tso gso gro off, gso_max_segs 1"
-    return result
+def configure_nodes(net: Any, sysctls: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run `node_setup_commands`, one round trip per node; what provenance records of it."""
+    offloads: dict[str, dict[str, str]] = {}
+    neighbours = 0
+    commands = node_setup_commands(net, sysctls)
+    for node in net.hosts:
+        cmds = commands[node.name]
+        if cmds:
+            run(node, " && ".join(cmds))
+        offloads[node.name] = {str(i): "tso gso gro off, gso_max_segs 1" for i in node.intfList() if str(i) != "lo"}
+        neighbours += sum(c.startswith("ip neigh") for c in cmds)
+    return {"offloads": offloads, "neighbours": neighbours}

@@ -25,12 +25,16 @@ from typing import Any
 from mininet.net import Mininet
 
 from cc.registry import CcChoice, provide
+from tcprepro import CHECKOUT
 from testbed import fidelity, lanes, shaping
 from testbed.tracing import ProbeTrace
 from topologies.dumbbell import RIGHT_NET, Dumbbell, receiver, receiver_ip, sender, sender_ip, stages
 
 log = logging.getLogger("tcprepro.trial")
 PYTHON = sys.executable
+# Our own helper processes (VoIP, qdisc sampler) use the standard library only: `-S` skips site and
+# its .pth processing, a second of start-up under QEMU TCG; they run from the checkout so `-m` finds them.
+HELPER = [PYTHON, "-S", "-m"]
 SAMPLE_INTERVAL_S = 0.01
 START_LEAD_S = 0.5            # traffic starts this long after the last process is ready
 SETUP_NICENESS = 10
@@ -65,6 +69,7 @@ class Processes:
 
     def start(self, node: Any, name: str, argv: list[str], **kw: Any) -> subprocess.Popen:
         # setpriv: the process gets SIGTERM if this runner dies, whatever the cause.
+        kw.setdefault("cwd", str(CHECKOUT))
         proc = node.popen(["setpriv", "--pdeathsig", "TERM", "--", *argv], **kw)
         self.procs.append((name, proc))
         return proc
@@ -156,15 +161,9 @@ class Trial:
                            autoSetMacs=False, build=False)
         self.net.build()
         self.mark("built network")
-        offloads = {}
-        for node in self.net.hosts:
-            offloads[node.name] = shaping.disable_offloads(node)
-            for key, value in (self.scenario.get("sysctls") or {}).items():
-                shaping.run(node, f"sysctl -qw {key}={value}")
-        self.provenance["offloads"] = offloads
+        self.provenance.update(shaping.configure_nodes(self.net, self.scenario.get("sysctls")))
         if self.scenario.get("quickack"):
             self.provenance["receiver_routes"] = self.disable_delayed_acks()
-        self.provenance["neighbours"] = shaping.static_neighbours(self.net)
         self.mark("configured nodes")
         self.provenance["sysctls"] = self.scenario.get("sysctls") or {}
 
@@ -286,11 +285,11 @@ class Trial:
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             else:
                 self.procs.start(rnode, f"recv-{f['id']}",
-                                 [PYTHON, "-m", "traffic.voip", "recv", "--bind", receiver_ip(f["pair"]),
+                                 [*HELPER, "traffic.voip", "recv", "--bind", receiver_ip(f["pair"]),
                                   "--port", str(self.port(f)), "--out", str(self.out / f"voip-{f['id']}.csv")])
         duration = float(self.spec["duration_s"])
         for f in (f for f in self.flows if f["kind"] == "voip"):
-            argv = [PYTHON, "-m", "traffic.voip", "send", "--dst", receiver_ip(f["pair"]),
+            argv = [*HELPER, "traffic.voip", "send", "--dst", receiver_ip(f["pair"]),
                     "--port", str(self.port(f)), "--packet-bytes", str(f["packet_bytes"]),
                     "--interval-ms", str(f["interval_ms"]), "--start-at", "stdin",
                     "--duration", f"{duration - f['start_s']:.3f}", "--out", str(self.out / f"voip-{f['id']}.json")]
@@ -312,7 +311,7 @@ class Trial:
         devs = [f"{st.queue_dev}:{d}:{shaping.QUEUE_HANDLE}" for d, st in self.stages.items()]
         sampler = self.procs.start(
             self.node("rt"), "monitor-qdisc",
-            [PYTHON, "-m", "testbed.qdisc_sampler", "--out", str(self.out / "qdisc.csv"),
+            [*HELPER, "testbed.qdisc_sampler", "--out", str(self.out / "qdisc.csv"),
              "--interval", str(SAMPLE_INTERVAL_S), *[x for d in devs for x in ("--dev", d)]],
             stderr=self.procs.log_file(self.out / "qdisc_sampler.log"))
         lo, hi = self.lane.port_range
@@ -429,9 +428,22 @@ class Trial:
                 t_down = t_down or time.monotonic()
                 self.procs.stop()
                 if self.net is not None:
-                    self.net.stop()
+                    _stop_network(self.net)
                 stack.close()               # unload congestion controls once no socket uses them
                 self.timing["teardown_s"] = time.monotonic() - t_down
+
+
+def _stop_network(net: Mininet) -> None:
+    """Tear the network down by ending each node's shell, the last process in its namespace: the
+    namespace goes, and its veth ends with it (both ends of every link live in a node's namespace).
+    Mininet's own stop() first deletes each link from inside its node, two shell round trips per
+    link: seconds under QEMU TCG for nothing the kernel would not do anyway."""
+    for node in reversed(net.hosts):
+        shell = node.shell
+        node.terminate()
+        if shell is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                shell.wait(5)
 
 
 def _set_niceness(value: int) -> None:
