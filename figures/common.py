@@ -2,8 +2,11 @@
 and the facts the trials' provenance records (kernel, where they ran, each algorithm's code)."""
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,3 +109,49 @@ def verdict_lines(v: Any) -> list[str]:
     if v.note:
         lines += ["", v.note]
     return [*lines, ""]
+
+
+def this_run_lines(facts: dict[str, Any], bottleneck: str, paper_hz: int | None = None) -> list[str]:
+    """The 'this run' half of a verdict's testbed comparison: kernels, where, HZ, idle RTT, each
+    algorithm's implementation (from `provenance_facts`)."""
+    out = [f"- This run: kernel {', '.join(f'{k} ({n} trials)' for k, n in facts['kernels'].items()) or '-'}, "
+           f"measured in {', '.join(f'{k} ({n})' for k, n in facts['where'].items()) or '-'}; {bottleneck}"]
+    for release in facts["kernels"]:
+        hz = config_hz(release)
+        if hz:
+            out.append(f"- Kernel {release}: CONFIG_HZ={hz}" + (f" (the paper's: {paper_hz} Hz)." if paper_hz else "."))
+    if facts["calib"]:
+        out.append(f"- Idle base RTT after calibration: {min(facts['calib']):.2f} to {max(facts['calib']):.2f} ms.")
+    out += [f"- {name}: {'; '.join(sorted(impls))}" for name, impls in sorted(facts["impls"].items())]
+    return out
+
+
+def figures_main(paper: str, load: Callable[[str, Path, Path], PaperRun], parts: Sequence[Any], doc: str,
+                 argv: list[str] | None = None) -> int:
+    """`python -m figures.<paper> --profile P`: every part of a paper from results/<P>/<paper> into
+    figures/<paper>/<P>/, each part's written files printed."""
+    from tcprepro import CHECKOUT
+
+    ap = argparse.ArgumentParser(prog=f"python -m figures.{paper}", description=doc.split("\n")[0])
+    ap.add_argument("--profile", required=True)
+    ap.add_argument("--results", type=Path, help=f"default: results/<profile>/{paper}")
+    ap.add_argument("--out", type=Path, help=f"default: figures/{paper}/<profile>")
+    a = ap.parse_args(argv)
+    results = a.results or CHECKOUT / "results" / a.profile / paper
+    if not results.is_dir():
+        print(f"error: no results in {results}: run the workflow first (make quick)", file=sys.stderr)
+        return 2
+    run = load(a.profile, results, a.out or CHECKOUT / "figures" / paper / a.profile)
+    for part in parts:
+        written = part.main(run)
+        name = part.__name__.rsplit(".", 1)[-1]
+        print(f"{name}: " + (", ".join(p.name for p in written) if written else "nothing to draw (cells not run)"))
+    return 0
+
+
+def write_verdict(run: PaperRun, claims: list[Any], text: str) -> list[Path]:
+    """verdict.md (for people) and verdicts.json (for `tcprepro diff` and the report)."""
+    path = run.out / "verdict.md"
+    path.write_text(text)
+    (run.out / "verdicts.json").write_text(json.dumps([v.as_dict() for v in claims], indent=1) + "\n")
+    return [path, run.out / "verdicts.json"]

@@ -12,7 +12,7 @@ from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
 from figures.collateral.common import Run
 from figures.collateral.tables import tables
-from figures.common import config_hz, provenance_facts, verdict_lines
+from figures.common import provenance_facts, this_run_lines, verdict_lines, write_verdict
 
 # What is known to differ from the paper's Linux 2.6.25 senders, independent of this run.
 CODE_SINCE_2_6_25 = [
@@ -105,18 +105,9 @@ def render(run: Run, claims: list[Verdict]) -> str:
                    f"{_mean_cwnd(run, cell_id)} | {v('owd_median_ms')} |")
     out += ["", "## What differs from the paper's testbed", "",
             "- Paper: Linux 2.6.25 senders at 1000 Hz, a FreeBSD 7.0 dummynet router, a hardware capture tap.",
-            f"- This run: kernel {', '.join(f'{k} ({n} trials)' for k, n in facts['kernels'].items()) or '-'}, "
-            f"measured in {', '.join(f'{k} ({n})' for k, n in facts['where'].items()) or '-'}; the bottleneck "
-            "is HTB + bfifo (60000 bytes less the packet in transmission) and netem, the one-way delay is "
-            "measured from kernel timestamps of one shared clock."]
-    for release in facts["kernels"]:
-        hz = config_hz(release)
-        if hz:
-            out.append(f"- Kernel {release}: CONFIG_HZ={hz} (the paper's senders: 1000 Hz).")
-    if facts["calib"]:
-        out.append(f"- Idle base RTT after calibration: {min(facts['calib']):.2f} to {max(facts['calib']):.2f} ms.")
-    for name, impls in sorted(facts["impls"].items()):
-        out.append(f"- {name}: {'; '.join(sorted(impls))}")
+            *this_run_lines(facts, "the bottleneck is HTB + bfifo (60000 bytes less the packet in transmission) "
+                            "and netem, the one-way delay is measured from kernel timestamps of one shared clock.",
+                            paper_hz=1000)]
     out += ["", "Known changes to the algorithms' code since 2.6.25:", ""]
     out += [f"- {line}" for line in CODE_SINCE_2_6_25]
     short, fewest = _epochs(run)
@@ -132,7 +123,4 @@ def render(run: Run, claims: list[Verdict]) -> str:
 
 def main(run: Run) -> list[Path]:
     claims = verdicts(run)
-    path = run.out / "verdict.md"
-    path.write_text(render(run, claims))
-    (run.out / "verdicts.json").write_text(json.dumps([v.as_dict() for v in claims], indent=1) + "\n")
-    return [path, run.out / "verdicts.json"]
+    return write_verdict(run, claims, render(run, claims))

@@ -3,15 +3,13 @@ choices the report left open; where Westwood+ overtakes CUBIC; what differs from
 testbed (read from the trials' provenance)."""
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from analysis import westwood as ww
 from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
-from figures.common import config_hz, provenance_facts, verdict_lines
+from figures.common import provenance_facts, this_run_lines, verdict_lines, write_verdict
 from figures.westwood.common import CCS, TESTS, Run
 from figures.westwood.table import tables
 
@@ -106,28 +104,11 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out += ["## What differs from the report's testbed", "",
             "- Report: Linux 2.6.32 laptops, dummynet for delay and loss, a MikroTik RB750 setting 10 Mbit/s "
             "at layer 2, the tcp_probe module.",
-            f"- This run: kernel {', '.join(f'{k} ({n} trials)' for k, n in facts['kernels'].items()) or '-'}, "
-            f"measured in {', '.join(f'{k} ({n})' for k, n in facts['where'].items()) or '-'}; the bottleneck "
-            "is HTB + pfifo, netem for delay and loss, all in one kernel."]
-    for release in facts["kernels"]:
-        hz = config_hz(release)
-        if hz:
-            out.append(f"- Kernel {release}: CONFIG_HZ={hz}.")
-    if facts["calib"]:
-        out.append(f"- Idle base RTT after calibration: {min(facts['calib']):.2f} to {max(facts['calib']):.2f} ms.")
-    for name, impls in sorted(facts["impls"].items()):
-        out.append(f"- {name}: {'; '.join(sorted(impls))}")
+            *this_run_lines(facts, "the bottleneck is HTB + pfifo, netem for delay and loss, all in one kernel.")]
     out += ["", "Known changes since 2.6.32:", "", *[f"- {line}" for line in CODE_SINCE_2_6_32]]
     return "\n".join(out) + "\n"
 
 
 def main(run: Run) -> list[Path]:
     claims = verdicts(run)
-    path = run.out / "verdict.md"
-    path.write_text(render(run, claims))
-    (run.out / "verdicts.json").write_text(json.dumps([v.as_dict() for v in claims], indent=1) + "\n")
-    return [path, run.out / "verdicts.json"]
-
-
-def as_dict(run: Run) -> dict[str, Any]:
-    return {"claims": [v.as_dict() for v in verdicts(run)]}
+    return write_verdict(run, claims, render(run, claims))
