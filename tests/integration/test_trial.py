@@ -37,6 +37,8 @@ def test_host_trial_meets_its_fidelity_checks(tmp_path, paper_env, nothing_left_
     checks = {c["name"]: c for c in prov["fidelity"]}
     assert checks["forward.queue_limit"]["measured"] == QUEUE_BYTES
     assert checks["forward.shaper_burst"]["measured"] == 1500 + 250     # a packet + 2 ms at 1 Mbit/s
+    assert prov["neighbours"] == 8 and prov["offloads"]["rt"] == {       # 4 hosts: each, and the router
+        "rt-eth0": "tso gso gro off, gso_max_segs 1", "rt-eth1": "tso gso gro off, gso_max_segs 1"}
     assert abs(checks["forward.rate_at_saturation"]["measured"] - 1000) <= 20
     assert checks["base_rtt"]["measured"] <= 0.5
     assert checks["queued_packet_size"]["measured"] <= 1500
