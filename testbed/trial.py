@@ -28,7 +28,7 @@ from cc.registry import CcChoice, provide
 from tcprepro import CHECKOUT
 from testbed import fidelity, lanes, shaping
 from testbed.tracing import ProbeTrace
-from topologies.dumbbell import RIGHT_NET, Dumbbell, receiver, receiver_ip, sender, sender_ip, stages
+from topologies.dumbbell import RIGHT_NET, Dumbbell, QuietIntf, receiver, receiver_ip, sender, sender_ip, stages
 
 log = logging.getLogger("tcprepro.trial")
 PYTHON = sys.executable
@@ -157,7 +157,7 @@ class Trial:
 
     # -- set-up ------------------------------------------------------------------------------
     def build(self) -> None:
-        self.net = Mininet(topo=Dumbbell(pairs=self.scenario["pairs"]), controller=None,
+        self.net = Mininet(topo=Dumbbell(pairs=self.scenario["pairs"]), controller=None, intf=QuietIntf,
                            autoSetMacs=False, build=False)
         self.net.build()
         self.mark("built network")
