@@ -228,7 +228,7 @@ def _summarize_bulk(
         if f.get("bytes") and rec.get("completion_time_s") is None:
             acc.invalid.append(f"{fid}: fixed-size transfer of {f['bytes']} bytes did not complete")
         for k in ("goodput_kbit_s", "retransmits", "rexmt_data_pkts", "completion_time_s", "srtt_median_ms",
-                  "congestion_events", "cwnd_range_rel", "cwnd_cv"):
+                  "congestion_events", "cwnd_range_rel", "cwnd_cv", "cwnd_max"):
             acc.put(f"{fid}.{k}", rec.get(k))
         acc.flows.append(rec)
     if flows:

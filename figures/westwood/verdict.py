@@ -95,12 +95,13 @@ def render(run: Run, claims: list[Verdict]) -> str:
     mm = run.reference["mismatch"]
     q = run.params.get(f"{mm['cc']}-{mm['condition']}", {}).get("queue_pkts")
     out += ["", f"## Figure {mm['figure']}: the shaper queue that does not match the window", "",
-            f"The setting that causes it: the bottleneck queue holds {q} packets, more than any window the "
-            "end hosts' socket buffers allow (net.ipv4.tcp_wmem / tcp_rmem maxima, a few MB: about "
-            "3000 packets), so the queue never overflows and the sender never sees a loss. cwnd then "
-            "grows until the socket buffers, not the network, bound it, while the queue and the RTT "
-            "grow with it. The report met the same effect with netem and htb/tbf (their queues were "
-            "long enough to absorb the window); a queue sized to the path (50 packets here) removes it.", ""]
+            f"The setting that causes it: the bottleneck queue holds {q} packets, more than the window the "
+            "end hosts' socket buffers let TCP reach, so the queue never overflows and the sender never "
+            "sees a loss: cwnd grows (in slow start, by one packet per ACK) while the queue and the RTT "
+            "grow with it, to seconds. Where cwnd falls, it is a spurious timeout (the RTT grows faster "
+            "than the retransmission timer follows), not a loss. The report met the effect with netem and "
+            "htb/tbf, whose queues were long enough to absorb the window; a queue sized to the path "
+            "(50 packets here) removes it.", ""]
     out += ["## What differs from the report's testbed", "",
             "- Report: Linux 2.6.32 laptops, dummynet for delay and loss, a MikroTik RB750 setting 10 Mbit/s "
             "at layer 2, the tcp_probe module.",

@@ -17,7 +17,7 @@ from tests.unit.test_analysis_summarize import make_trial, spec
 
 CLAIMS = [{"id": "equal_at_test1", "text": "e", "tolerance_pct": 5}, {"id": "cubic_ahead_test2", "text": "c"},
           {"id": "westwood_ahead_test3", "text": "w"}, {"id": "westwood_oscillates_more", "text": "o"},
-          {"id": "mismatch_no_congestion", "text": "m"}]
+          {"id": "mismatch_no_congestion", "text": "m", "growth_factor": 10}]
 REFERENCE = {"tables": {"throughput": {"values": {
     "cubic-t1": [9500], "westwood-t1": [9500], "cubic-t2": [649], "westwood-t2": [240],
     "cubic-t3": [5637], "westwood-t3": [6156]}}}}
@@ -112,8 +112,10 @@ def measured(**over: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "westwood-t2": cell(goodput_kbit_s=5000, bulk0__cwnd_range_rel=0.9),
         "cubic-t3": cell(goodput_kbit_s=5600, bulk0__cwnd_range_rel=1.2),
         "westwood-t3": cell(goodput_kbit_s=6200, bulk0__cwnd_range_rel=1.1),
-        "cubic-mismatch": cell(bulk0__congestion_events=0, q_forward_drops=0, q_forward_backlog_pkts_max=2900),
-        "westwood-mismatch": cell(bulk0__congestion_events=2, q_forward_drops=40, q_forward_backlog_pkts_max=3100),
+        "cubic-mismatch": cell(bulk0__congestion_events=3, q_forward_drops=0, q_forward_backlog_pkts_max=2900,
+                               bulk0__cwnd_max=2950),
+        "westwood-mismatch": cell(bulk0__congestion_events=2, q_forward_drops=40, q_forward_backlog_pkts_max=3100,
+                                  bulk0__cwnd_max=3100),
     }
     cells.update(over)
     return cells
@@ -132,7 +134,8 @@ def test_claims_on_hand_made_cells() -> None:
     assert v["westwood_ahead_test3"].verdict == "reproduced"
     assert v["westwood_oscillates_more"].verdict == "partly"         # not at t3
     assert v["westwood_oscillates_more"].failed == ["t3: cwnd (max - min) / mean: Westwood+ 1.10 vs CUBIC 1.20"]
-    assert v["mismatch_no_congestion"].verdict == "partly"           # Westwood+ saw events and drops
+    assert v["mismatch_no_congestion"].verdict == "partly"           # Westwood+'s shaper dropped
+    assert v["mismatch_no_congestion"].held[0].startswith("mismatch: CUBIC: 0 drops at the shaper; cwnd peaked at 2950")
     slow = verdicts(measured(**{"westwood-t1": cell(goodput_kbit_s=8000, bulk0__cwnd_range_rel=0.7)}))
     assert slow["equal_at_test1"].verdict == "partly"
     assert len(slow["equal_at_test1"].failed) == 2                   # off the report and off CUBIC
@@ -177,6 +180,6 @@ def test_table_and_verdict_from_hand_made_results(tmp_path: Path) -> None:
     assert "Cells measured: 8 of 26" in text
     assert "**trial length**: 120 s (full)" in text
     assert "### westwood_ahead_test3: **reproduced**" in text
-    assert "20000 packets, more than any window" in text
+    assert "20000 packets, more than the window" in text
     csv = (tmp_path / "out" / "throughput.csv").read_text()
     assert "westwood-t2" in csv and "240" in csv
