@@ -1,5 +1,6 @@
 # tcprepro workflow: trials -> cells (-> tables, figures, report as the papers land).
 # Run `snakemake --cores all` (profile from config/workflow.yaml) or `make quick|reproduce|smoke`.
+import os
 import sys
 from fnmatch import fnmatch
 from pathlib import Path
@@ -9,6 +10,9 @@ from snakemake.exceptions import WorkflowError
 from tcprepro.config import load_paper
 
 configfile: "config/workflow.yaml"
+
+# Every job's Python starts without setuptools' distutils shim (testbed/run.py says why).
+os.environ.setdefault("SETUPTOOLS_USE_DISTUTILS", "stdlib")
 
 PROFILE = config["profile"]
 RESULTS = Path(config["results"]) / PROFILE
