@@ -34,6 +34,7 @@ def summarize(run: PaperRun) -> dict[str, Any]:
     tools: dict[str, set[str]] = {}
     checks: dict[str, Counter[str]] = {}
     calib: list[float] = []
+    busy: list[float] = []
     configs: set[str] = set()
     invalid_attempts = reran = 0
     for d in _trial_dirs(run):
@@ -57,6 +58,8 @@ def summarize(run: PaperRun) -> dict[str, Any]:
         rounds = (prov.get("calibration") or {}).get("rounds") or []
         if rounds:
             calib.append(float(rounds[-1]["base_rtt_ms"]))
+        if isinstance((prov.get("cpu_during_traffic") or {}).get("busy"), float | int):
+            busy.append(float(prov["cpu_during_traffic"]["busy"]))
         if prov.get("config_sha256"):
             configs.add(prov["config_sha256"])
         if summary_path.exists():
@@ -81,6 +84,7 @@ def summarize(run: PaperRun) -> dict[str, Any]:
         "tools": {k: sorted(v) for k, v in sorted(tools.items())},
         "fidelity_checks": {k: dict(v) for k, v in sorted(checks.items())},
         "base_rtt_ms_after_calibration": [round(min(calib), 3), round(max(calib), 3)] if calib else None,
+        "cpu_busy_during_traffic": [min(busy), max(busy)] if busy else None,
         "config_sha256": sorted(configs),
     }
 

@@ -94,6 +94,31 @@ class Processes:
             self.files.clear()
 
 
+def cpu_times() -> list[int]:
+    """The aggregate `cpu` line of /proc/stat: user nice system idle iowait irq softirq steal (ticks)."""
+    with open("/proc/stat") as fh:
+        return [int(x) for x in fh.readline().split()[1:9]]
+
+
+def cpu_shares(before: list[int], after: list[int]) -> dict[str, float | int]:
+    """Shares of all CPUs' time between two `cpu_times` readings: how busy the measuring kernel was."""
+    d = [b - a for a, b in zip(before, after, strict=True)]
+    total = sum(d) or 1
+    user, nice, system, idle, iowait, irq, softirq, steal = d
+    return {"cpus": os.cpu_count() or 1, "busy": round(1 - (idle + iowait) / total, 4),
+            "user": round((user + nice) / total, 4), "system": round(system / total, 4),
+            "irq": round(irq / total, 4), "softirq": round(softirq / total, 4), "steal": round(steal / total, 4)}
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """utime + stime of a running process, in seconds (None once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _wait_listening(node: Any, proto: str, port: int, timeout: float = 120.0) -> None:
     """Block until a server in `node` listens on `port` (ss in its namespace)."""
     flag = "-ltnH" if proto == "tcp" else "-lunH"
@@ -379,6 +404,7 @@ class Trial:
             clients.append(self.procs.start(self.node(sender(f["pair"])), f"client-{f['id']}", argv,
                                             stdout=stdout, stderr=subprocess.PIPE))
         deadline = t0 + duration + 15.0 + 3 * startup
+        cpu_at_start = cpu_times()
         for proc in clients:
             try:
                 proc.wait(max(0.1, deadline - time.monotonic()))
@@ -386,6 +412,11 @@ class Trial:
                 raise RuntimeError(f"a traffic client still ran {deadline - t0 - duration:.0f} s after the "
                                    f"trial's end: {' '.join(map(str, exc.cmd))[:200]}") from None
         self.timing["traffic_s"] = time.monotonic() - t0
+        self.provenance["cpu_during_traffic"] = {
+            **cpu_shares(cpu_at_start, cpu_times()),
+            "processes_cpu_s": {name: round(cpu, 3) for name, p in self.procs.procs
+                                if name.startswith(("monitor-", "server-", "recv-"))
+                                and (cpu := process_cpu_s(p.pid)) is not None}}
         time.sleep(DRAIN_S)
         failed = [(n, p) for n, p in self.procs.procs if n.startswith("client-") and p.returncode != 0]
         if failed:
