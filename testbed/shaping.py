@@ -21,7 +21,7 @@ from topologies.dumbbell import Stage, batch_command
 QUEUE_HANDLE = "2:"           # the drop-tail leaf: the sampler and the fidelity checks read it
 ETH_HEADER = 14
 MTU = 1500
-LATE_DEQUEUE_S = 0.002        # how late a dequeue HTB's bucket makes up for (htb_burst_bytes)
+LATE_DEQUEUE_S = 0.005        # how late a dequeue HTB's bucket makes up for (htb_burst_bytes)
 
 
 class NodeLike(Protocol):
@@ -87,7 +87,9 @@ def htb_burst_bytes(rate_kbit: float) -> int:
     makes late loses its tokens for good. Under QEMU TCG, where timers fire tens of microseconds
     late, a 10 Mbit/s class then drained at 93 % of its rate. The allowance lets the bucket make up
     a late dequeue; after an idle spell it lets packets leave at most LATE_DEQUEUE_S ahead of
-    strict spacing, about what dummynet's 1 ms tick (kern.hz=1000) did.
+    strict spacing (dummynet, the papers' emulator, released a 1 ms tick's worth at a time). 2 ms
+    was not enough with netem delay at 10 Mbit/s: those cells drained 1.9-2.7 % slow while the
+    guest's CPUs were 35 % busy, so late timers, not a lack of CPU.
     """
     return MTU + math.ceil(rate_kbit * 1000 / 8 * LATE_DEQUEUE_S)
 

@@ -36,7 +36,7 @@ def test_host_trial_meets_its_fidelity_checks(tmp_path, paper_env, nothing_left_
     assert summary["valid"], summary["invalid_reasons"]
     checks = {c["name"]: c for c in prov["fidelity"]}
     assert checks["forward.queue_limit"]["measured"] == QUEUE_BYTES
-    assert checks["forward.shaper_burst"]["measured"] == 1500 + 250     # a packet + 2 ms at 1 Mbit/s
+    assert checks["forward.shaper_burst"]["measured"] == 1500 + 625     # a packet + 5 ms at 1 Mbit/s
     cpu = prov["cpu_during_traffic"]                                    # the kernel's CPU while traffic ran
     assert 0 < cpu["busy"] <= 1 and cpu["cpus"] >= 1 and cpu["processes_cpu_s"]["monitor-qdisc"] > 0
     assert prov["neighbours"] == 8 and prov["offloads"]["rt"] == {       # 4 hosts: each, and the router
