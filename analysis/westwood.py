@@ -106,7 +106,7 @@ def mismatch_no_congestion(cells: Cells, claim: dict[str, Any], reference: dict[
     the window the matched queue allows (`growth_factor` x that queue): no trial may drop, the
     smallest peak cwnd of the trials must clear the bar. cwnd falls there are spurious timeouts
     (the queue lets the RTT grow by seconds faster than the RTO follows): reported, not a failure."""
-    factor = float(claim.get("growth_factor", 10))
+    factor = float(claim.get("growth_factor", 2))
     held, failed, missing = [], [], []
     for cc in CCS:
         drops = cells.value(cc, "mismatch", "q_forward_drops", "max")
