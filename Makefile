@@ -6,13 +6,16 @@ SNAKE := $(VENV)/bin/snakemake
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements.lock 2>/dev/null | cut -c1-12)
 CORES ?= all
 
-.PHONY: deps quick reproduce smoke test lint doctor clean-stale vm-stop help
+.PHONY: deps quick reproduce smoke test lint doctor clean-stale vm-stop html-report image help
+PROFILE ?= quick
 help:
 	@echo "make quick      regenerate every table and figure with shortened trials"
 	@echo "make reproduce  the same at the papers' full durations (hours)"
 	@echo "make smoke      one cell per paper, a few minutes"
 	@echo "make test       the test suite (what CI runs)"
 	@echo "make doctor     what this kernel can run, and the fix for what it cannot"
+	@echo "make html-report PROFILE=quick   figures/report-<profile>.html, every figure embedded"
+	@echo "make image      the docker image (tag tcprepro), with the engine and base image it needs"
 
 deps: $(STAMP)
 	@scripts/install-system
@@ -44,6 +47,12 @@ doctor: deps
 
 clean-stale: deps
 	$(PY) -m tcprepro cleanup
+
+html-report: deps
+	$(SNAKE) --workflow-profile profiles/$(PROFILE) --report figures/report-$(PROFILE).html
+
+image:
+	scripts/docker-image tcprepro
 
 vm-stop: deps
 	$(PY) -m tcprepro vm stop

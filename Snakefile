@@ -66,7 +66,10 @@ onerror:
     shell(f"{PY} -m tcprepro vm stop --quiet --if-idle")
 
 
-FIGURES = Path("figures")
+# Figure packages are code (figures/<paper>/__main__.py); what they draw goes to config `figures`
+# (default figures/, the docker image's /repro/figures), so that folder can be a mount.
+FIGURE_CODE = Path(workflow.basedir) / "figures"
+FIGURES = Path(config.get("figures") or "figures")
 
 
 def fig2_trial():
@@ -77,7 +80,7 @@ def fig2_trial():
 
 
 # Papers with a figure package (figures/<paper>/__main__.py): the small test papers have none.
-FIGURED = [p for p in PAPERS if (FIGURES / p / "__main__.py").exists()]
+FIGURED = [p for p in PAPERS if (FIGURE_CODE / p / "__main__.py").exists()]
 
 
 def figure_inputs(paper):
@@ -87,11 +90,19 @@ def figure_inputs(paper):
 
 REPORT = FIGURES / ("REPORT.md" if PROFILE == "full" else f"REPORT-{PROFILE}.md")
 
+# `snakemake --report report.html` (docker/entrypoint writes figures/report-<profile>.html): every
+# figure embedded, grouped by paper, under this description.
+report: "docs/report.rst"
+
+
+def figure_dir(paper):
+    return str(FIGURES / paper / PROFILE)
+
 
 rule all:
     input:
         [f for p in PAPERS for f in cell_files(p)],
-        [str(FIGURES / p / PROFILE / "verdict.md") for p in FIGURED],
+        [figure_dir(p) for p in FIGURED],
         [str(REPORT)] if FIGURED else [],
 
 
@@ -114,16 +125,18 @@ rule cell:
         write_cell(Path(output[0]).parent, expected_trials=expected, trial_dirs=list(input))
 
 
-# Every table, figure and verdict of one paper: figures/<paper>/<profile>/ (figures/<paper>/__main__.py).
+# Every table, figure and verdict of one paper: figures/<paper>/<profile>/ (figures/<paper>/__main__.py),
+# regenerated whole (Snakemake empties a directory output first, so no stale figure survives).
 rule figures:
     input: lambda w: figure_inputs(w.paper)
-    output: str(FIGURES / "{paper}" / PROFILE / "verdict.md")
+    output: report(directory(str(FIGURES / "{paper}" / PROFILE)), patterns=["{name}.png"], category="{paper}")
     wildcard_constraints: paper="|".join(FIGURED) or "(?!)"
-    shell: "{PY} -m figures.{wildcards.paper} --profile " + PROFILE
+    params: out=lambda w: FIGURES / w.paper / PROFILE, results=lambda w: RESULTS / w.paper
+    shell: "{PY} -m figures.{wildcards.paper} --profile " + PROFILE + " --results {params.results} --out {params.out}"
 
 
 # Every paper's result set of this profile in one document (figures/report.py).
 rule report:
-    input: [str(FIGURES / p / PROFILE / "verdict.md") for p in FIGURED]
-    output: str(REPORT)
-    shell: "{PY} -m figures.report --profile " + PROFILE
+    input: [figure_dir(p) for p in FIGURED]
+    output: report(str(REPORT), category="Scorecard and verdicts")
+    shell: "{PY} -m figures.report --profile " + PROFILE + f" --figures {FIGURES}"
