@@ -98,14 +98,12 @@ def vm(ns: argparse.Namespace) -> int:
          arg("a", help="a result set directory"), arg("b", help="another result set directory, or `paper`"),
          arg("--strict", action="store_true", help="exit 1 also when a number moved"))
 def diff(ns: argparse.Namespace) -> int:
-    from analysis import diffing, resultset
-    from tcprepro.config import CONFIG_DIR, ConfigError, load_paper
+    from analysis import resultset
+    from tcprepro.config import ConfigError
+    from tcprepro.reference import compare
 
     try:
-        a = resultset.load(ns.a)
-        b = resultset.paper_side(a) if ns.b == "paper" else resultset.load(ns.b)
-        reference = load_paper(CONFIG_DIR / f"{a.paper}.yaml").data.get("reference", {})
-        result = diffing.diff(a, b, diffing.tolerances(reference, a.profile), ns.a, ns.b)
+        result = compare(ns.a, ns.b)
     except (resultset.ResultSetError, ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -133,3 +133,26 @@ def test_report_scorecards_claims_tables_figures_provenance(tmp_path: Path) -> N
     assert "failing in some: forward.rate_worst_0.5s ({'pass': 8, 'fail': 1})" in text
     assert report.report_path(tmp_path, "full").name == "REPORT.md"
     assert report.report_path(tmp_path, "quick").name == "REPORT-quick.md"
+
+
+def test_a_run_is_checked_against_the_committed_reference_of_its_profile(tmp_path: Path, capsys) -> None:
+    from tcprepro import reference
+
+    run, refs = tmp_path / "run", tmp_path / "refs"
+    make_set(run, {"cubic-rtt50-f1": (110.0, 0.0)}, {"goodput_same": "reproduced"}, profile="smoke")
+    made = make_set(tmp_path / "made", {"cubic-rtt50-f1": (111.0, 0.0)}, {"goodput_same": "reproduced"},
+                    profile="smoke")
+    (refs / "collateral").mkdir(parents=True)
+    ref = made.rename(refs / "collateral" / "smoke-reference")
+    args = ["--profile", "smoke", "--figures", str(run), "--references", str(refs), "--check"]
+    assert reference.main(args) == 0               # 1 KB/s is within smoke's ±2.5
+    assert "against the committed reference" in capsys.readouterr().out
+    verdicts = json.loads((ref / "verdicts.json").read_text())
+    verdicts[0]["verdict"] = "not reproduced"
+    (ref / "verdicts.json").write_text(json.dumps(verdicts))
+    assert reference.main(args) == 1               # a changed verdict fails the check ...
+    assert reference.main(args[:-1]) == 0          # ... only when asked to
+    assert "goodput_same: " in capsys.readouterr().out
+    make_set(run, {"cubic-rtt50-f1": (110.0, 0.0)}, {"goodput_same": "reproduced"}, profile="quick")
+    assert reference.main(["--profile", "quick", "--figures", str(run), "--references", str(refs)]) == 0
+    assert "no committed quick reference" in capsys.readouterr().out

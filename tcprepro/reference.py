@@ -1,0 +1,67 @@
+"""Compare a run's result sets with the reference results committed in this checkout.
+
+The reference for a profile is figures/<paper>/full/ (the committed full run) or
+figures/<paper>/smoke-reference/ (the committed smoke run CI checks against); quick has none. Used
+after a docker run (docker/entrypoint) and by `tcprepro diff`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from analysis import diffing, resultset
+from tcprepro import CHECKOUT
+from tcprepro.config import CONFIG_DIR, NOT_PAPERS, ConfigError, load_paper
+
+REFERENCE_NAMES = {"full": "full", "smoke": "smoke-reference"}
+
+
+def compare(a_path: Path | str, b_path: Path | str) -> diffing.Diff:
+    """Diff result set a against b, or against its paper's own numbers when b is `paper`."""
+    a = resultset.load(a_path)
+    b = resultset.paper_side(a) if str(b_path) == "paper" else resultset.load(b_path)
+    reference = load_paper(CONFIG_DIR / f"{a.paper}.yaml").data.get("reference", {})
+    return diffing.diff(a, b, diffing.tolerances(reference, a.profile), str(a_path), str(b_path))
+
+
+def reference_dir(paper: str, profile: str, root: Path = CHECKOUT / "figures") -> Path | None:
+    name = REFERENCE_NAMES.get(profile)
+    d = root / paper / name if name else None
+    return d if d is not None and (d / "verdicts.json").exists() else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tcprepro.reference", description=__doc__.split("\n")[0])
+    ap.add_argument("--profile", required=True)
+    ap.add_argument("--figures", type=Path, default=CHECKOUT / "figures", help="the run's figures folder")
+    ap.add_argument("--references", type=Path, default=CHECKOUT / "figures",
+                    help="where the committed references are (default: this checkout's figures/)")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a claim's verdict changed")
+    a = ap.parse_args(argv)
+    status = 0
+    papers = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml") if p.stem not in NOT_PAPERS)
+    for paper in papers:
+        run, ref = a.figures / paper / a.profile, reference_dir(paper, a.profile, a.references)
+        if not (run / "verdicts.json").exists():
+            continue
+        if ref is None:
+            print(f"{paper}: no committed {a.profile} reference to compare with; "
+                  f"`python -m tcprepro diff {run} paper` compares with the paper's own numbers")
+            continue
+        if run.resolve() == ref.resolve():
+            print(f"{paper}: this run wrote the committed reference itself; `git diff {ref}` shows what moved")
+            continue
+        try:
+            result = compare(run, ref)
+        except (resultset.ResultSetError, ConfigError, ValueError) as exc:
+            print(f"error: {paper}: {exc}", file=sys.stderr)
+            return 2
+        print(f"## {paper}: this run ({run}) against the committed reference ({ref})")
+        print(result.render(), end="")
+        status = max(status, result.exit_code() if a.check else 0)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
