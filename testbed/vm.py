@@ -273,7 +273,9 @@ class Lane:
     def __init__(self, checkout: Path | None = None, *, kernel: KernelImage | None = None,
                  accel: str | None = None, config: LaneConfig | None = None) -> None:
         self.checkout = Path(checkout or CHECKOUT).resolve()
-        self.results = self.checkout / "results"
+        # Resolved: in the docker image results/ is a link to the /repro/results mount, and the
+        # guest must get the real folder as its writable share.
+        self.results = (self.checkout / "results").resolve()
         self.state = self.results / ".vm"
         self.console = self.state / "console.log"
         self._kernel = kernel

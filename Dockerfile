@@ -1,0 +1,47 @@
+# tcprepro: every paper's tables, figures and verdicts from one `docker run`.
+#
+#   docker build -t tcprepro .
+#   docker run --privileged -v "$PWD/results:/repro/results" -v "$PWD/figures:/repro/figures" tcprepro [smoke|quick|full]
+#
+# The code lives in /opt/tcprepro; a run writes only under /repro (results/, figures/), so mounting
+# those two folders hides nothing the workflow needs. README.md ("Docker") says what --privileged is
+# for and which smaller set of capabilities also works.
+FROM debian:bookworm-slim
+
+ENV DEBIAN_FRONTEND=noninteractive \
+    LANG=C.UTF-8 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_CACHE_DIR=1
+WORKDIR /opt/tcprepro
+
+# The Debian packages `make deps` installs on a host (config/system-packages.txt): the testbed's
+# tools, QEMU with the pinned Debian kernel and virtme-ng's needs for the VM fallback, clang and
+# libbpf for the BPF congestion controls. The slowest layer, so first.
+COPY config/system-packages.txt config/
+COPY scripts/install-system scripts/
+RUN apt-get update -qq \
+ && apt-get install -y -qq --no-install-recommends make ca-certificates \
+ && scripts/install-system \
+ && rm -rf /var/lib/apt/lists/*
+
+# Python: the same venv and pinned set as on a host (requirements.lock), before the code so that
+# an edit to the code does not reinstall them.
+# Certificates in docker/ca-certificates/ (a TLS-intercepting proxy's; scripts/docker-image copies
+# the host's) are trusted for pip, which otherwise reads only its own bundle.
+COPY docker/ca-certificates/ /usr/local/share/ca-certificates/
+COPY requirements.lock ./
+RUN update-ca-certificates >/dev/null \
+ && python3 -m venv --system-site-packages .venv \
+ && PIP_CERT=/etc/ssl/certs/ca-certificates.crt .venv/bin/pip install -q -r requirements.lock
+
+COPY . .
+# The results folder is /repro/results: the VM lane shares it with the guest (testbed/vm.py).
+RUN rm -rf results build .snakemake \
+ && make deps \
+ && mkdir -p /repro/results /repro/figures \
+ && ln -s /repro/results results
+
+VOLUME ["/repro/results", "/repro/figures"]
+ENTRYPOINT ["/opt/tcprepro/docker/entrypoint"]
+CMD ["quick"]
