@@ -7,6 +7,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
+from sim.build import MODELS as SIM_MODELS
 from tcprepro.config import load_paper
 
 configfile: "config/workflow.yaml"
@@ -51,9 +52,19 @@ def cell_files(paper):
     return [str(RESULTS / paper / c / "cell.json") for c in selected_cells(paper)]
 
 
+def sim_binary(paper):
+    """A simulated paper's trials run its model, compiled by rule sim_binary (again when its sources change)."""
+    if not PAPERS[paper].simulated:
+        return []
+    m = SIM_MODELS[PAPERS[paper].data["scenario"]["model"]]
+    return [f"build/{m.directory}/{m.name}"]
+
+
 onstart:
     from testbed.progress import write_plan
-    todo = [{"dir": str(Path(d).resolve()), "duration_s": PAPERS[p].profile(PROFILE)["duration_s"]}
+    # A simulated trial has no real-time traffic: its wall time is what the progress log measures.
+    todo = [{"dir": str(Path(d).resolve()),
+             "duration_s": 0 if PAPERS[p].simulated else PAPERS[p].profile(PROFILE)["duration_s"]}
             for p in PAPERS for d in trial_dirs(p) if not Path(d, "summary.json").exists()]
     print(f"[plan] profile {PROFILE}: " + write_plan(RESULTS, todo, MEASURING), file=sys.stderr)
 
@@ -107,6 +118,7 @@ rule all:
 
 
 rule trial:
+    input: lambda w: sim_binary(w.paper)
     output: directory(str(RESULTS / "{paper}" / "{cell}" / "trial-{k}"))
     wildcard_constraints: k=r"\d+"
     threads: 0
@@ -114,6 +126,14 @@ rule trial:
     shell:
         "{PY} -m tcprepro trial --paper {wildcards.paper} --cell {wildcards.cell} "
         "--trial {wildcards.k} --profile " + PROFILE + " --out {output}"
+
+
+# A simulation model of sim/<dir>/, compiled into build/<dir>/ (sim/build.py; reused while up to date).
+rule sim_binary:
+    input: lambda w: [f"sim/{w.dir}/{src}" for src in SIM_MODELS[w.model].sources]
+    output: "build/{dir}/{model}"
+    wildcard_constraints: model="|".join(SIM_MODELS) or "(?!)"
+    shell: "{PY} -m sim.build {wildcards.model}"
 
 
 rule cell:

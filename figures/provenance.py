@@ -2,7 +2,8 @@
 to commit with reference results (the raw trials stay in results/).
 
 Kernel releases and where they ran (host, or the pinned VM and its accelerator); each congestion
-control's implementation (builtin, module with its file hash, BPF object hash); tool versions; the
+control's implementation (builtin, module with its file hash, BPF object hash); for simulated papers
+the simulator and the model binary's hash; tool versions; the
 idle RTT after calibration; per fidelity check how many trials passed, failed or could not measure
 it; how many attempts were invalid and rerun, and which trials no attempt made valid.
 """
@@ -36,6 +37,7 @@ def summarize(run: PaperRun) -> dict[str, Any]:
     calib: list[float] = []
     busy: list[float] = []
     configs: set[str] = set()
+    simulators: Counter[str] = Counter()
     invalid_attempts = reran = 0
     for d in _trial_dirs(run):
         prov_path, summary_path = d / "provenance.json", d / "summary.json"
@@ -60,6 +62,10 @@ def summarize(run: PaperRun) -> dict[str, Any]:
             calib.append(float(rounds[-1]["base_rtt_ms"]))
         if isinstance((prov.get("cpu_during_traffic") or {}).get("busy"), float | int):
             busy.append(float(prov["cpu_during_traffic"]["busy"]))
+        if prov.get("simulator"):
+            sim = prov["simulator"]
+            simulators[f"{sim.get('version')} ({sim.get('package')}), {sim.get('binary')} "
+                       f"sha256:{str(sim.get('binary_sha256'))[:16]}"] += 1
         if prov.get("config_sha256"):
             configs.add(prov["config_sha256"])
         if summary_path.exists():
@@ -81,6 +87,7 @@ def summarize(run: PaperRun) -> dict[str, Any]:
         "kernels": dict(kernels),
         "where": dict(where),
         "congestion_controls": {k: sorted(v) for k, v in sorted(ccs.items())},
+        **({"simulators": dict(simulators)} if simulators else {}),
         "tools": {k: sorted(v) for k, v in sorted(tools.items())},
         "fidelity_checks": {k: dict(v) for k, v in sorted(checks.items())},
         "base_rtt_ms_after_calibration": [round(min(calib), 3), round(max(calib), 3)] if calib else None,

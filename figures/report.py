@@ -60,6 +60,7 @@ def _provenance_lines(prov: dict[str, Any]) -> list[str]:
         + "; ran in " + ", ".join(f"{k} ({n})" for k, n in prov.get("where", {}).items()) + ".",
     ]
     out += [f"- {cc}: {'; '.join(impls)}" for cc, impls in prov.get("congestion_controls", {}).items()]
+    out += [f"- Simulated: {sim} ({n} trials)." for sim, n in prov.get("simulators", {}).items()]
     out.append(f"- Fidelity checks over the valid trials: {len(checks)} kinds"
                + (f", failing in some: {', '.join(f'{k} ({v})' for k, v in failing.items())}" if failing
                   else ", none failed") + ".")

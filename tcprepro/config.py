@@ -60,6 +60,11 @@ class PaperConfig:
     def name(self) -> str:
         return self.data["paper"]
 
+    @property
+    def simulated(self) -> bool:
+        """A simulated paper runs a model (ns-3) on the host: no kernel, no VM, no root."""
+        return is_simulated(self.data["scenario"])
+
     def profile(self, profile: str) -> dict[str, Any]:
         if profile not in PROFILES:
             raise ConfigError(f"unknown profile {profile!r}: choose one of {', '.join(PROFILES)}")
@@ -78,7 +83,7 @@ class PaperConfig:
         if cell is None:
             raise ConfigError(f"{self.path}: no cell {cell_id!r}; cells are: {', '.join(self.cells_by_id)}")
         prof = self.profile(profile)
-        return {
+        spec = {
             "paper": self.name,
             "cell": cell_id,
             "trial": trial,
@@ -86,9 +91,22 @@ class PaperConfig:
             "duration_s": prof["duration_s"],
             "params": cell.params,
             "scenario": cell.scenario,
-            "flows": expand_flows(cell.scenario["flows"]),
             "config_sha256": self.sha256,
         }
+        if self.simulated:
+            return {**spec, "warmup_s": prof["warmup_s"], "flows": wlan_flows(cell.scenario)}
+        return {**spec, "flows": expand_flows(cell.scenario["flows"])}
+
+
+def is_simulated(scenario: dict[str, Any]) -> bool:
+    return scenario.get("topology") == "wlan"
+
+
+def wlan_flows(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    """The WLAN model's flows as it numbers them: station k carries flow k, downlink receivers first."""
+    down, up = int(scenario["down"]), int(scenario["up"])
+    return ([{"id": f"down{i}", "kind": "bulk", "direction": "down", "station": i} for i in range(1, down + 1)]
+            + [{"id": f"up{i}", "kind": "bulk", "direction": "up", "station": down + i} for i in range(1, up + 1)])
 
 
 def expand_flows(flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -167,8 +185,46 @@ def _field_path(err: jsonschema.ValidationError) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path).lstrip(".")
 
 
+def _message(err: jsonschema.ValidationError, hint: bool = True) -> str:
+    """The schema's message; for `anyOf` (a value or a ${placeholder}), what the value itself broke."""
+    def from_placeholder(e: jsonschema.ValidationError) -> bool:
+        return isinstance(e.schema, dict) and str(e.schema.get("pattern", "")).startswith("^\\$\\{")
+
+    own = [e.message for e in err.context or [] if not from_placeholder(e)]
+    if not own:
+        return err.message
+    placeholder = any(from_placeholder(e) for e in err.context or [])
+    return "; ".join(dict.fromkeys(own)) + (" (or a ${parameter} of the matrix)" if placeholder and hint else "")
+
+
+def _check_wlan(scenario: dict[str, Any], where: str) -> None:
+    """Rules the schema cannot say for the simulated WLAN."""
+    if int(scenario["down"]) + int(scenario["up"]) < 1:
+        raise ConfigError(f"{where}: down and up are both 0: the WLAN needs at least one flow")
+    if "ack_queue_pkts" in scenario and scenario.get("queue_split", "each") != "each":
+        raise ConfigError(f"{where}.ack_queue_pkts: applies only to queue_split each (shared has one limit)")
+
+
+def _check_profiles(data: dict[str, Any], path: Path) -> None:
+    """A simulated paper's profiles say where its metric window starts; a measured paper's do not."""
+    simulated = is_simulated(data["scenario"])
+    for prof in PROFILES:
+        p = data["profiles"][prof]
+        where = f"{path}: field 'profiles.{prof}.warmup_s'"
+        if simulated and "warmup_s" not in p:
+            raise ConfigError(f"{where}: missing; a simulated paper's metrics cover [warmup_s, duration_s)")
+        if simulated and not p["warmup_s"] < p["duration_s"]:
+            raise ConfigError(f"{where}: {p['warmup_s']} is not below duration_s {p['duration_s']}")
+        if not simulated and "warmup_s" in p:
+            raise ConfigError(f"{where}: only simulated papers have one (a measured trial's window is its "
+                              "traffic); remove it")
+
+
 def _check_scenario(scenario: dict[str, Any], where: str) -> None:
     """Rules the schema cannot say: flows name existing host pairs and known congestion controls."""
+    if is_simulated(scenario):
+        _check_wlan(scenario, where)
+        return
     from cc.registry import CcUnavailable, bpf_params, registry  # the one registry of algorithm names
 
     known = registry()
@@ -207,7 +263,8 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
-        raise ConfigError(f"{path}: field '{_field_path(err) or '<top>'}': {err.message}")
+        raise ConfigError(f"{path}: field '{_field_path(err) or '<top>'}': {_message(err)}")
+    _check_profiles(data, path)
     cfg = PaperConfig(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest())
     scenario_validator = jsonschema.Draft202012Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
     for params in _matrix_points(data["matrix"]):
@@ -215,7 +272,8 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
         scenario = _substitute(copy.deepcopy(data["scenario"]), params, f"{path}: scenario")
         bad = next(iter(scenario_validator.iter_errors(scenario)), None)
         if bad is not None:
-            raise ConfigError(f"{path}: cell {cell_id}: field 'scenario.{_field_path(bad)}': {bad.message}")
+            raise ConfigError(f"{path}: cell {cell_id}: field 'scenario.{_field_path(bad)}': "
+                              f"{_message(bad, hint=False)}")
         _check_scenario(scenario, f"{path}: cell {cell_id}: scenario")
         if cell_id in cfg.cells_by_id:
             raise ConfigError(f"{path}: cell_id template gives {cell_id!r} twice; add a parameter to it")

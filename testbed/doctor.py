@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from cc import registry as cc_registry
-from tcprepro.config import NOT_PAPERS, load_paper, paper_dir
+from tcprepro.config import NOT_PAPERS, is_simulated, load_paper, paper_dir
 from testbed.cleanup import pid_alive
 
 RUN_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro"))
@@ -38,6 +38,7 @@ NETNS_PREFIX = "tcprepro-doctor-"
 VETH = ("tcprdoc0", "tcprdoc1")
 KERNEL_MODES = ("auto", "host", "vm")
 TCP_PROBE_SINCE = (4, 16)          # the tcp:tcp_probe tracepoint replaced the tcp_probe module in 4.16
+SIMULATION_NEEDS = frozenset({"tool:ns3"})     # a simulated paper's cells: the simulator's toolchain only
 
 
 class KernelOption(NamedTuple):
@@ -342,7 +343,7 @@ def _cc_fix(name: str) -> str:
 
 
 def tool_checks() -> list[Check]:
-    return [*(check_tool(t) for t in TOOLS), check_mininet()]
+    return [*(check_tool(t) for t in TOOLS), check_mininet(), check_ns3()]
 
 
 def host_checks(refresh: bool = False, ccs: Iterable[str] = ()) -> list[Check]:
@@ -519,8 +520,21 @@ def take_survey(refresh: bool = False, ccs: Iterable[str] = ()) -> Survey:
     return Survey(host, vm, runner, cc_registry.running_release(), release)
 
 
+def check_ns3() -> Check:
+    """What a simulated paper needs: the ns-3 headers and libraries and g++ (sim/build.py)."""
+    from sim import build
+    try:
+        compiler, package = build.prerequisites()
+    except build.BuildError as exc:
+        return Check("tool:ns3", False, str(exc).split(". Fix:")[0], build.FIX)
+    return Check("tool:ns3", True, f"{package}; {compiler}")
+
+
 def needs(scenario: dict[str, Any]) -> set[str]:
-    """Feature names a cell's scenario needs (netem only if some delay or loss is non-zero)."""
+    """Feature names a cell's scenario needs (netem only if some delay or loss is non-zero). A
+    simulated scenario needs only its simulator's toolchain, and never a kernel feature."""
+    if is_simulated(scenario):
+        return set(SIMULATION_NEEDS)
     need = {"root", "netns+veth", "qdisc:htb", "tracefs", "tracepoint:tcp_probe", "tool:mininet",
             "tool:ip", "tool:tc", "tool:ping", "tool:ethtool"}
     for direction in scenario["bottleneck"].values():
@@ -621,7 +635,11 @@ def _place(need: set[str], survey: Survey, mode: str,
            together: set[str] | None = None) -> tuple[str | None, list[str], list[str]]:
     """Host or VM for one cell. Under `auto`, `together` (the paper's needs) decides: a paper's cells
     are compared with one another, so all of them run on one kernel (the congestion controls'
-    code and the emulator differ between the two); forced modes place the cell alone."""
+    code and the emulator differ between the two); forced modes place the cell alone. A simulated
+    cell (it needs only tool:ns3) runs on the host whatever the mode: no kernel is under test."""
+    if need == SIMULATION_NEEDS:
+        host_lacks = _lacks(survey.host, need)
+        return (None if host_lacks else "host"), host_lacks, host_lacks
     if mode == "auto" and together:
         placed = _place(need | together, survey, mode)
         if placed[0] is not None:

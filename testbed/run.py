@@ -93,15 +93,20 @@ def _measure_here(spec: dict[str, Any], partial: Path) -> None:
     measure(spec, partial)
 
 
-def run_attempt(spec: dict[str, Any], final_dir: Path, where: str) -> dict[str, Any]:
-    """One attempt: a fresh .partial directory, the measurement, the host-side analysis."""
-    from testbed.finalize import finalize
+def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any = None) -> dict[str, Any]:
+    """One attempt: a fresh .partial directory, the measurement (or the simulation: where="sim",
+    with the model's `binary`), the host-side analysis."""
     partial = partial_path(final_dir)
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     (partial / cleanup.OWNER_FILE).write_text(str(os.getpid()))
     (partial / "spec.json").write_text(json.dumps(spec, indent=2))
     try:
+        if where == "sim":
+            from testbed import simulate
+            simulate.measure(spec, partial, binary)
+            return simulate.finalize(partial, final_dir)
+        from testbed.finalize import finalize
         if where == "vm":
             _measure_in_vm(partial)
             # The analysis can wait; the VM's emulated link, sharing these cores, cannot.
@@ -117,10 +122,11 @@ def run_attempt(spec: dict[str, Any], final_dir: Path, where: str) -> dict[str, 
         raise
 
 
-def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_attempts: int) -> dict[str, Any]:
+def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_attempts: int,
+                     binary: Any = None) -> dict[str, Any]:
     archived: list[Path] = []
     for attempt in range(1, max_attempts + 1):
-        summary = run_attempt(spec, final_dir, where)
+        summary = run_attempt(spec, final_dir, where, binary)
         if summary["valid"] or attempt == max_attempts:
             break
         keep = final_dir.parent / f".{final_dir.name}-invalid-{attempt}"
@@ -143,6 +149,46 @@ def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_atte
     return summary
 
 
+def simulate_main(args: argparse.Namespace, spec: dict[str, Any]) -> int:
+    """A simulated trial: the model binary (built or reused) on the host; no kernel, VM or root.
+    A deterministic simulation gives the same result when rerun, so it gets one attempt."""
+    from sim import build
+    from testbed.interrupt import TrialInterrupted, install_signal_handlers
+    from testbed.simulate import model_name
+
+    install_signal_handlers()
+    try:
+        binary = build.ensure(model_name(spec["scenario"]))
+    except build.BuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except TrialInterrupted as exc:
+        print(f"interrupted ({exc}) while building the model: nothing written", file=sys.stderr)
+        return 130
+    out = args.out.resolve()
+    for stale in out.parent.glob("*.partial"):       # this cell's trials whose runner was killed
+        with contextlib.suppress(OSError, ValueError):
+            if not cleanup.pid_alive(int((stale / cleanup.OWNER_FILE).read_text())):
+                shutil.rmtree(stale, ignore_errors=True)
+    t0 = time.monotonic()
+    try:
+        summary = run_with_retries(spec, out, "sim", 1, binary)
+    except TrialInterrupted as exc:
+        print(f"interrupted ({exc}): trial {args.out} removed, nothing left behind", file=sys.stderr)
+        return 130
+    except Exception as exc:  # every failure becomes one clear line; the details are in the log
+        print(f"error: trial {args.out} failed: {exc}\n  log: {failed_log_path(out)}", file=sys.stderr)
+        return 1
+    wall = time.monotonic() - t0
+    print(f"trial {args.out}: simulated {spec['duration_s']} s ({binary.path.name}, RNG run {spec['trial']}) "
+          f"in {wall:.1f} s, valid={summary['valid']}"
+          + (f" ({'; '.join(summary['invalid_reasons'])})" if not summary["valid"] else ""))
+    line = progress.record_done(out.parents[2], str(out), wall, 0.0)
+    if line:
+        print(line)
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     try:
@@ -151,6 +197,8 @@ def main(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if cfg.simulated:
+        return simulate_main(args, spec)
     if os.geteuid() != 0:
         print("error: a trial builds network namespaces and qdiscs: run it as root", file=sys.stderr)
         return 2

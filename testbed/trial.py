@@ -27,6 +27,7 @@ from mininet.net import Mininet
 from cc.registry import CcChoice, provide
 from tcprepro import CHECKOUT
 from testbed import fidelity, lanes, shaping
+from testbed.interrupt import TrialInterrupted, install_signal_handlers
 from testbed.tracing import ProbeTrace
 from topologies.dumbbell import RIGHT_NET, Dumbbell, QuietIntf, receiver, receiver_ip, sender, sender_ip, stages
 
@@ -39,19 +40,6 @@ SAMPLE_INTERVAL_S = 0.01
 START_LEAD_S = 0.5            # traffic starts this long after the last process is ready
 SETUP_NICENESS = 10
 DRAIN_S = 1.0                 # receivers keep listening this long after senders stop
-
-
-class TrialInterrupted(Exception):
-    """SIGINT or SIGTERM arrived: unwind, clean up, leave no partial result."""
-
-
-def _raise_interrupted(signum: int, _frame: Any) -> None:
-    raise TrialInterrupted(signal.Signals(signum).name)
-
-
-def install_signal_handlers() -> None:
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, _raise_interrupted)
 
 
 @dataclass

@@ -22,8 +22,10 @@
 // objects).  "window" = [warmup, duration) seconds of simulated time; unless the key says
 // otherwise every counter below covers the window only.
 //   parameters as run: down, up, maxTxAttempts, apQueue, sched, dataWeight, ackWeight,
-//     queueSplit, tcp, duration_s, warmup_s, window_s, run, seed, macQueue, staQueue, hostQueue,
-//     minRto_s, delAckTimeout_s, trafficStart_s, startJitter_s, ns3_version, ns3_max_ssrc (= MaxSsrc = MaxSlrc
+//     queueSplit, tcp, duration_s, warmup_s, window_s, run, seed, macQueue, staQueue, ackQueue
+//     (the Q2 limit in packets; 0 for fifo and queueSplit shared), hostQueue,
+//     minRto_s, delAckTimeout_s, trafficStart_s, startJitter_s, ns3_version, tcp_segment_bytes
+//     (TCP payload bytes per segment: goodput packets are rx_bytes / this), ns3_max_ssrc (= MaxSsrc = MaxSlrc
 //     set on every WifiRemoteStationManager at trafficStart), assoc_max_ssrc (the limit used
 //     before trafficStart, while stations associate), mac_queue_max_delay_s, station_radius_m,
 //     stations_associated (number of STAs associated when traffic started),
@@ -43,6 +45,7 @@
 //     ratio_down_up (down/up goodput; null if up = 0)
 //   AP queue disc (on the AP's wifi device), from the QueueDisc traces (any sched):
 //     ap_qdisc_{enq,deq,drop}_{data,ack,other}
+//   stations' queue discs (sum over stations): sta_qdisc_drop_{data,ack,other}
 //   per internal queue (fifo: q1 = the single FIFO, q2 all zero; dataack/adaptive: Q1 = DATA
 //     and non-TCP, Q2 = pure ACKs), from the queue disc's own counters:
 //     ap_q1_{enq,deq,drop}_{data,ack,other}, ap_q2_{enq,deq,drop}_{data,ack,other}
@@ -56,11 +59,13 @@
 //     mac_x_enqueue_drops (DroppedMpdu FAILED_ENQUEUE + WifiMac "MacTxDrop"),
 //     mac_x_expired_drops (DroppedMpdu EXPIRED_LIFETIME; must be 0),
 //     mac_x_acked (WifiMac "AckedMpdu"),
-//     phy_x_tx_data, phy_x_tx_ack (frames put on the air: data / ACK control frames),
-//     phy_x_data_modes, phy_x_ack_modes (e.g. "DsssRate11Mbps:1234"),
+//     phy_x_tx_data (unicast data frames), phy_x_tx_group_data (broadcast/multicast data frames,
+//       sent at a basic rate and never acknowledged: ARP requests), phy_x_tx_ack, phy_x_tx_rts,
+//       phy_x_tx_cts (frames put on the air by type),
+//     phy_x_data_modes (of unicast data frames), phy_x_ack_modes (e.g. "DsssRate11Mbps:1234"),
 //     phy_x_long_preamble, phy_x_short_preamble (frames by PLCP preamble)
 //   mac_tx_failed_prob = (ap+sta tx_failed) / (ap+sta tx_data frames): collision probability seen
-//     by data frames
+//     by unicast data frames
 // ---------------------------------------------------------------------------------------------
 
 #include "wlan_dataack_queue_disc.h"
@@ -228,7 +233,7 @@ struct MacCounters
     uint64_t txFailed = 0, finalFailed = 0;
     uint64_t retryDrops = 0, retryDropsData = 0, retryDropsAck = 0;
     uint64_t enqueueDrops = 0, expiredDrops = 0, acked = 0;
-    uint64_t phyData = 0, phyAck = 0, longPre = 0, shortPre = 0;
+    uint64_t phyData = 0, phyGroupData = 0, phyAck = 0, phyRts = 0, phyCts = 0, longPre = 0, shortPre = 0;
     std::map<std::string, uint64_t> dataModes, ackModes;
 };
 
@@ -347,10 +352,22 @@ OnSnifferTx(MacCounters* c,
     WifiMacHeader h;
     p->PeekHeader(h);
     std::string mode = txv.GetMode().GetUniqueName();
-    if (h.IsAck())
+    if (h.IsRts())
+    {
+        c->phyRts++;
+    }
+    else if (h.IsCts())
+    {
+        c->phyCts++;
+    }
+    else if (h.IsAck())
     {
         c->phyAck++;
         c->ackModes[mode]++;
+    }
+    else if (h.IsData() && h.GetAddr1().IsGroup())
+    {
+        c->phyGroupData++; // broadcast (ARP requests, ...): sent at a basic rate, never acknowledged
     }
     else if (h.IsData())
     {
@@ -386,6 +403,7 @@ SnapshotAssoc()
 }
 
 const uint32_t kAssocMaxTx = 7; // retry limit used only while the stations associate
+const uint32_t kSegmentSize = 1448; // TCP payload per segment: MTU 1500 - 20 (IP) - 32 (TCP + timestamps)
 
 /// Set M_t on every wifi device's station manager (SSRC/SLRC limits count attempts, see main).
 void
@@ -431,6 +449,18 @@ OnQdDrop(Ptr<const QueueDiscItem> item)
     if (InWindow())
     {
         g_qd.drop[WlanClassify(item)]++;
+    }
+}
+
+// drops in the stations' own queue discs (an uplink sender overflowing its interface queue)
+std::array<uint64_t, 3> g_staQdDrop{0, 0, 0};
+
+void
+OnStaQdDrop(Ptr<const QueueDiscItem> item)
+{
+    if (InWindow())
+    {
+        g_staQdDrop[WlanClassify(item)]++;
     }
 }
 
@@ -549,6 +579,9 @@ EmitMac(Json& j, const std::string& x, const MacCounters& c)
     j.Int("mac_" + x + "_acked", c.acked);
     j.Int("phy_" + x + "_tx_data", c.phyData);
     j.Int("phy_" + x + "_tx_ack", c.phyAck);
+    j.Int("phy_" + x + "_tx_rts", c.phyRts);
+    j.Int("phy_" + x + "_tx_cts", c.phyCts);
+    j.Int("phy_" + x + "_tx_group_data", c.phyGroupData);
     j.Str("phy_" + x + "_data_modes", ModesToString(c.dataModes));
     j.Str("phy_" + x + "_ack_modes", ModesToString(c.ackModes));
     j.Int("phy_" + x + "_long_preamble", c.longPre);
@@ -579,6 +612,7 @@ main(int argc, char* argv[])
     std::string outDir = "wlan_out";
     uint32_t macQueue = 2;
     uint32_t staQueue = 100;
+    uint32_t ackQueue = 0;
     uint32_t hostQueue = 1000;
     double minRto = 0.2;
     double delAckTimeout = 0.04;
@@ -606,6 +640,9 @@ main(int argc, char* argv[])
     cmd.AddValue("out", "output directory (created)", outDir);
     cmd.AddValue("macQueue", "WifiMacQueue size in packets (AP and stations)", macQueue);
     cmd.AddValue("staQueue", "FIFO queue disc on each station's wifi device, packets", staQueue);
+    cmd.AddValue("ackQueue",
+                 "limit of the ACK queue Q2 in packets (dataack/adaptive, queueSplit each); 0 = Q",
+                 ackQueue);
     cmd.AddValue("hostQueue", "FIFO queue disc on the wired devices, packets", hostQueue);
     cmd.AddValue("minRto",
                  "TCP RTO floor in s: RTO = srtt + max(minRto, 4*rttvar), as Linux tcp_rto_min",
@@ -654,7 +691,7 @@ main(int argc, char* argv[])
     // ---------------------------------------------------------------- defaults
     // TCP (paper: SACK, timestamps, window scaling, delayed ACKs, large buffers)
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(tcpTid));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(kSegmentSize));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8 << 20));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(8 << 20));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
@@ -764,7 +801,11 @@ main(int argc, char* argv[])
     tchSta.SetRootQueueDisc("ns3::FifoQueueDisc",
                             "MaxSize",
                             QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, staQueue)));
-    tchSta.Install(staDevs);
+    QueueDiscContainer staQd = tchSta.Install(staDevs);
+    for (uint32_t i = 0; i < staQd.GetN(); i++)
+    {
+        staQd.Get(i)->TraceConnectWithoutContext("Drop", MakeCallback(&OnStaQdDrop));
+    }
 
     TrafficControlHelper tchAp;
     if (sched == "fifo")
@@ -780,7 +821,7 @@ main(int argc, char* argv[])
                                "DataWeight", UintegerValue(dataWeight),
                                "AckWeight", UintegerValue(ackWeight),
                                "LimitQ1", UintegerValue(shared ? 0 : apQueue),
-                               "LimitQ2", UintegerValue(shared ? 0 : apQueue),
+                               "LimitQ2", UintegerValue(shared ? 0 : (ackQueue ? ackQueue : apQueue)),
                                "LimitTotal", UintegerValue(shared ? apQueue : 0),
                                "Adaptive", BooleanValue(sched == "adaptive"));
     }
@@ -903,6 +944,7 @@ main(int argc, char* argv[])
     j.Int("seed", seed);
     j.Int("macQueue", macQueue);
     j.Int("staQueue", staQueue);
+    j.Int("ackQueue", sched != "fifo" && queueSplit == "each" ? (ackQueue ? ackQueue : apQueue) : 0);
     j.Int("hostQueue", hostQueue);
     j.Num("minRto_s", minRto);
     j.Num("delAckTimeout_s", delAckTimeout);
@@ -910,6 +952,7 @@ main(int argc, char* argv[])
     j.Num("startJitter_s", startJitter);
     j.Str("ns3_version",
           std::to_string(NS3_VERSION_MAJOR) + "." + std::to_string(NS3_VERSION_MINOR));
+    j.Int("tcp_segment_bytes", kSegmentSize);
     j.Int("ns3_max_ssrc", maxTxAttempts);
     j.Int("assoc_max_ssrc", kAssocMaxTx);
     j.Num("mac_queue_max_delay_s", macMaxDelay);
@@ -936,7 +979,7 @@ main(int argc, char* argv[])
         fj.Int("port", f.port);
         fj.Num("start_s", f.start);
         fj.Int("rx_bytes", f.rxBytes);
-        fj.Num("goodput_pkts_s", f.rxBytes / 1448.0 / window);
+        fj.Num("goodput_pkts_s", f.rxBytes / double(kSegmentSize) / window);
         fj.Num("goodput_kbps", f.rxBytes * 8.0 / 1000.0 / window);
         fj.Int("data_sent", f.dataSent);
         fj.Int("data_retx", f.dataRetx);
@@ -956,7 +999,7 @@ main(int argc, char* argv[])
     for (int d = 0; d < 2; d++)
     {
         std::string x = dirName[d];
-        gp[d] = tot[d].rx / 1448.0 / window;
+        gp[d] = tot[d].rx / double(kSegmentSize) / window;
         j.Int(x + "_rx_bytes", tot[d].rx);
         j.Num(x + "_goodput_pkts_s", gp[d]);
         j.Num(x + "_goodput_kbps", tot[d].rx * 8.0 / 1000.0 / window);
@@ -973,6 +1016,10 @@ main(int argc, char* argv[])
         j.Int(std::string("ap_qdisc_enq_") + kCls[c], g_qd.enq[c]);
         j.Int(std::string("ap_qdisc_deq_") + kCls[c], g_qd.deq[c]);
         j.Int(std::string("ap_qdisc_drop_") + kCls[c], g_qd.drop[c]);
+    }
+    for (int c = 0; c < 3; c++)
+    {
+        j.Int(std::string("sta_qdisc_drop_") + kCls[c], g_staQdDrop[c]);
     }
     for (int q = 0; q < 2; q++)
     {

@@ -1,0 +1,1 @@
+"""Simulated testbeds: C++ models (ns-3) kept as sources in sim/<model>/, compiled by `sim.build`."""

@@ -1,0 +1,101 @@
+"""Simulated 802.11b trials through `tcprepro trial`: the real ns-3 model (built from sim/wlan/),
+short runs (12 s simulated, 1-2 s of CPU each; tests/data/papers/wlanshort.yaml)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from analysis import validate
+from sim import build
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+PAPERS = CHECKOUT / "tests" / "data" / "papers"
+
+pytestmark = pytest.mark.skipif(not build.NS3_HEADER.exists(), reason="needs libns3-dev (make deps)")
+
+
+def trial(out: Path, cell: str, paper_dir: Path = PAPERS, paper: str = "wlanshort",
+          **kw: object) -> subprocess.CompletedProcess[str] | subprocess.Popen[str]:
+    env = {**os.environ, "TCPREPRO_PAPER_DIR": str(paper_dir)}
+    argv = [sys.executable, "-m", "tcprepro", "trial", "--paper", paper, "--cell", cell, "--trial", "1",
+            "--profile", "smoke", "--out", str(out)]
+    if kw.get("background"):
+        return subprocess.Popen(argv, cwd=CHECKOUT, env=env, text=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+    return subprocess.run(argv, cwd=CHECKOUT, env=env, text=True, capture_output=True, timeout=300)
+
+
+def metrics(out: Path) -> dict[str, float]:
+    return json.loads((out / "summary.json").read_text())["metrics"]
+
+
+def test_scheduler_separates_data_from_acks(tmp_path: Path) -> None:
+    wrr, fifo = tmp_path / "dataack" / "trial-1", tmp_path / "fifo" / "trial-1"
+    for out, cell in ((wrr, "dl2-ul2-dataack"), (fifo, "dl2-ul2-fifo")):
+        proc = trial(out, cell)
+        assert proc.returncode == 0, proc.stderr
+        assert {p.name for p in out.iterdir()} >= {"spec.json", "wlan.json", "summary.json", "provenance.json",
+                                                   "trial.log"}
+        assert not list(out.parent.glob("*.partial"))
+    m = metrics(wrr)
+    # the classifier: every DATA segment in Q1, every pure ACK in Q2, and plenty of both
+    assert m["ap_q1_enq_data"] > 500 and m["ap_q2_enq_ack"] > 200
+    assert m["ap_q1_enq_ack"] == 0 and m["ap_q2_enq_data"] == 0
+    assert m["ap_q2_deq_ack"] > 0 and m["ap_q1_deq_data"] > 0
+    # the same flows through FIFO: one queue holds both kinds (the downlink starves there, so fewer
+    # DATA), the second queue nothing
+    f = metrics(fifo)
+    assert f["ap_q1_enq_data"] > 100 and f["ap_q1_enq_ack"] > 200
+    assert f["ap_q2_enq_ack"] == 0 and f["ap_q2_enq_data"] == 0
+    prov = json.loads((wrr / "provenance.json").read_text())
+    validate(prov, "provenance")
+    assert prov["kind"] == "simulation" and prov["rng"] == {"seed": 1, "run": 1}
+    binary = CHECKOUT / prov["simulator"]["binary"]
+    assert hashlib.sha256(binary.read_bytes()).hexdigest() == prov["simulator"]["binary_sha256"]
+    assert "--sched=dataack" in prov["command"] and f"--out={wrr}" in prov["command"]
+    assert all(c["pass"] for c in prov["fidelity"]), prov["fidelity"]
+    summary = json.loads((wrr / "summary.json").read_text())
+    assert summary["valid"] and [fl["id"] for fl in summary["flows"]] == ["down1", "down2", "up1", "up2"]
+
+
+def test_bad_scheduler_is_named_before_anything_runs(tmp_path: Path) -> None:
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    text = (PAPERS / "wlanshort.yaml").read_text().replace("sched: [fifo, dataack]", "sched: [fifo, roundrobin]")
+    (papers / "wlanbad.yaml").write_text(text.replace("paper: wlanshort", "paper: wlanbad"))
+    out = tmp_path / "results" / "trial-1"
+    proc = trial(out, "dl2-ul2-fifo", papers, "wlanbad")
+    assert proc.returncode == 2
+    assert "scenario.scheduler" in proc.stderr and "'roundrobin' is not one of" in proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_interrupted_trial_leaves_nothing_behind(tmp_path: Path) -> None:
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    long = (PAPERS / "wlanshort.yaml").read_text().replace("smoke: {duration_s: 12", "smoke: {duration_s: 3000")
+    (papers / "wlanlong.yaml").write_text(long.replace("paper: wlanshort", "paper: wlanlong"))
+    out = tmp_path / "results" / "trial-1"
+    proc = trial(out, "dl2-ul2-fifo", papers, "wlanlong", background=True)
+    assert isinstance(proc, subprocess.Popen)
+    partial = out.with_name("trial-1.partial")
+    deadline = time.monotonic() + 120
+    while not (partial / "trial.log").exists() or "wlan_dcf" not in (partial / "trial.log").read_text():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "nothing left behind" in err
+    assert not out.exists() and not partial.exists()
+    left = subprocess.run(["pgrep", "-f", f"--out={partial}"], capture_output=True, text=True).stdout
+    assert not left.strip(), f"the model still runs: {left}"
