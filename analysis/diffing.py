@@ -81,9 +81,17 @@ class Diff:
     one_sided: list[Moved] = field(default_factory=list)
     verdicts: list[VerdictChange] = field(default_factory=list)
 
-    def exit_code(self, strict: bool = False) -> int:
-        """1 when a claim's verdict changed (or, strict, any number moved); else 0."""
-        return 1 if self.verdicts or (strict and (self.moved or self.one_sided)) else 0
+    @property
+    def missing_in_a(self) -> list[Moved]:
+        """Numbers B has and A lacks: measured against a reference, what the run failed to measure."""
+        return [m for m in self.one_sided if m.a is None or not math.isfinite(m.a)]
+
+    def exit_code(self, strict: bool = False, complete: bool = False) -> int:
+        """1 when a claim's verdict changed, or (complete) A lacks a number B has, or (strict) any
+        number moved; else 0."""
+        failed = (self.verdicts or (complete and self.missing_in_a)
+                  or (strict and (self.moved or self.one_sided)))
+        return 1 if failed else 0
 
     def render(self, limit: int = 200) -> str:
         out = [f"{self.a_label} against {self.b_label}: {self.compared} numbers compared, "

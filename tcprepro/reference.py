@@ -2,7 +2,9 @@
 
 The reference for a profile is figures/<paper>/full/ (the committed full run) or
 figures/<paper>/smoke-reference/ (the committed smoke run CI checks against); quick has none. Used
-after a docker run (docker/entrypoint) and by `tcprepro diff`.
+after a docker run (docker/entrypoint) and by `tcprepro diff`. The check (`--check`, CI's
+regression check) fails on a changed verdict and on a number the run did not measure: a run whose
+trials were all invalid has no numbers, and its verdicts, all "not evaluated", would otherwise pass.
 """
 from __future__ import annotations
 
@@ -37,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--figures", type=Path, default=CHECKOUT / "figures", help="the run's figures folder")
     ap.add_argument("--references", type=Path, default=CHECKOUT / "figures",
                     help="where the committed references are (default: this checkout's figures/)")
-    ap.add_argument("--check", action="store_true", help="exit 1 when a claim's verdict changed")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 when a claim's verdict changed or the run lacks a number the reference has")
     a = ap.parse_args(argv)
     status = 0
     papers = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml") if p.stem not in NOT_PAPERS)
@@ -59,7 +62,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(f"## {paper}: this run ({run}) against the committed reference ({ref})")
         print(result.render(), end="")
-        status = max(status, result.exit_code() if a.check else 0)
+        if result.missing_in_a:
+            # A verdict left "not evaluated" by a run without numbers would compare equal: say why.
+            print(f"{paper}: this run lacks {len(result.missing_in_a)} numbers the reference has "
+                  f"(an invalid or missing trial: see its cell's provenance.json)")
+        status = max(status, result.exit_code(complete=True) if a.check else 0)
     return status
 
 

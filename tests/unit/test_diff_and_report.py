@@ -156,3 +156,22 @@ def test_a_run_is_checked_against_the_committed_reference_of_its_profile(tmp_pat
     make_set(run, {"cubic-rtt50-f1": (110.0, 0.0)}, {"goodput_same": "reproduced"}, profile="quick")
     assert reference.main(["--profile", "quick", "--figures", str(run), "--references", str(refs)]) == 0
     assert "no committed quick reference" in capsys.readouterr().out
+
+
+def test_a_run_without_the_references_numbers_fails_the_check(tmp_path: Path, capsys) -> None:
+    """A run whose trials were all invalid has no numbers; its verdicts ("not evaluated") may even
+    match a one-cell reference's, yet the check must fail and say why."""
+    from tcprepro import reference
+
+    run, refs = tmp_path / "run", tmp_path / "refs"
+    make_set(run, {"cubic-rtt50-f1": (None, None)}, {"goodput_same": "not evaluated"}, profile="smoke")
+    made = make_set(tmp_path / "made", {"cubic-rtt50-f1": (111.0, 0.0)}, {"goodput_same": "not evaluated"},
+                    profile="smoke")
+    (refs / "collateral").mkdir(parents=True)
+    made.rename(refs / "collateral" / "smoke-reference")
+    args = ["--profile", "smoke", "--figures", str(run), "--references", str(refs)]
+    assert reference.main(args) == 0                # reported, but only --check fails on it
+    assert "this run lacks 2 numbers the reference has" in capsys.readouterr().out
+    assert reference.main([*args, "--check"]) == 1
+    d = reference.compare(run / "collateral" / "smoke", refs / "collateral" / "smoke-reference")
+    assert [m.key[2] for m in d.missing_in_a] == ["mean", "std"] and d.exit_code() == 0
