@@ -208,6 +208,14 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     if where == "vm":
+        from testbed.vm import Lane
+        shared = Lane().results
+        if not args.out.resolve().is_relative_to(shared):
+            # The guest writes its trial where the host reads it only inside the folder it shares.
+            print(f"error: {args.out} is outside {shared}, the one results folder the VM shares with "
+                  f"this host; fix: keep `results` under it (results=results/<name>), or make "
+                  f"results/ a link to where you want them", file=sys.stderr)
+            return 2
         print(f"{args.paper}/{args.cell} trial {args.trial}: the host kernel lacks what this cell needs: "
               f"measuring in the VM", file=sys.stderr)
 

@@ -86,3 +86,15 @@ def test_random_loss_in_vm(vm_results, paper_env, nothing_left_behind):
     assert measured["pass"], measured
     assert 3.5 <= measured["measured"] <= 6.5
     assert summary["metrics"]["retransmits"] > 0
+
+
+def test_results_outside_the_shared_folder_are_refused(paper_env, nothing_left_behind, tmp_path):
+    """The guest sees only <checkout>/results: a trial elsewhere would vanish inside the VM, so it is
+    refused up front with the fix, before any VM boots, and nothing is written."""
+    out = tmp_path / "elsewhere" / "vmsmoke" / "cubic-rtt50-f1" / "trial-1"
+    env = {**paper_env, "TCPREPRO_KERNEL": "vm"}
+    proc = subprocess.run(trial_cmd("vmsmoke", "cubic-rtt50-f1", out), env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "the one results folder the VM shares" in proc.stderr and "results=results/" in proc.stderr
+    assert not (tmp_path / "elsewhere").exists()
