@@ -15,6 +15,10 @@ configfile: "config/workflow.yaml"
 # Every job's Python starts without setuptools' distutils shim (testbed/run.py says why).
 os.environ.setdefault("SETUPTOOLS_USE_DISTUTILS", "stdlib")
 
+# `--config max_attempts=N` reaches each trial through its environment, not its command line: a
+# changed command would make Snakemake rerun every finished trial.
+os.environ["TCPREPRO_MAX_ATTEMPTS"] = str(int(config["max_attempts"]))
+
 PROFILE = config["profile"]
 RESULTS = Path(config["results"]) / PROFILE
 PAPERS = {name: load_paper(name) for name in config["papers"]}   # validated before anything runs

@@ -67,7 +67,8 @@ def doctor(ns: argparse.Namespace) -> int:
          arg("--trial", type=int, required=True), arg("--profile", default="quick"),
          arg("--out", type=Path, required=True, help="the trial directory to write"),
          arg("--max-attempts", type=int, default=None,
-             help="runs of a trial whose fidelity checks fail (default: config/workflow.yaml)"))
+             help="runs of a trial whose fidelity checks fail (default: $TCPREPRO_MAX_ATTEMPTS, "
+                  "else config/workflow.yaml)"))
 def trial(ns: argparse.Namespace) -> int:
     from testbed.run import main as run_trial
     return run_trial(ns)

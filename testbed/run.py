@@ -223,7 +223,8 @@ def main(args: argparse.Namespace) -> int:
     install_signal_handlers()
     cleanup.sweep(quiet=True)
     out = args.out.resolve()
-    attempts = args.max_attempts or int(load_workflow().get("max_attempts", 2))
+    attempts = (args.max_attempts or int(os.environ.get("TCPREPRO_MAX_ATTEMPTS", 0))
+                or int(load_workflow().get("max_attempts", 2)))
     t0 = time.monotonic()
     try:
         summary = run_with_retries(spec, out, where, attempts)

@@ -46,7 +46,10 @@ def docker_run(image: str, results: Path, figures: Path, *args: str, timeout: fl
 
 def test_image_regenerates_smoke_outputs_matching_the_reference(image, tmp_path):
     results, figures = tmp_path / "results", tmp_path / "figures"
-    proc = docker_run(image, results, figures, "smoke", env=("TCPREPRO_CHECK=1",))
+    # The check fails a run that lacks the reference's numbers, so an invalid trial fails the test.
+    # Alone in the TCG VM, 1 of 9 smoke attempts failed a fidelity check here (2026-11-22); three
+    # attempts make a run with no valid trial rare without hiding a check that always fails.
+    proc = docker_run(image, results, figures, "smoke", env=("TCPREPRO_CHECK=1", "TCPREPRO_MAX_ATTEMPTS=3"))
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]
     smoke = figures / "collateral" / "smoke"
