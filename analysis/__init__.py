@@ -28,3 +28,16 @@ def validate(doc: Any, name: str) -> None:
 
     schema = load_schema(name)
     jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(doc)
+
+
+def require_valid(doc: Any, name: str) -> None:
+    """What a trial writes must match its documented format; a mismatch is a bug, named in one line
+    (RuntimeError) rather than a schema library's multi-line report."""
+    import jsonschema
+
+    try:
+        validate(doc, name)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "<top>"
+        raise RuntimeError(f"{name}.json does not match analysis/schemas/{name}.schema.json at "
+                           f"'{where}': {exc.message}") from None

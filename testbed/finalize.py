@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from analysis import require_valid
 from testbed import cleanup, fidelity, shaping
 
 
@@ -21,18 +22,6 @@ def _tcptrace(out: Path) -> None:
             raise RuntimeError(f"tcptrace {pcap.name} failed: {proc.stderr.strip()[-300:]}")
         (out / f"tcptrace-{pcap.stem}.txt").write_text(proc.stdout)
 
-
-def _validate(doc: dict[str, Any], name: str) -> None:
-    """The documented format is the one written; a mismatch is a bug, named in one line."""
-    import jsonschema
-
-    from analysis import validate
-    try:
-        validate(doc, name)
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "<top>"
-        raise RuntimeError(f"{name}.json does not match analysis/schemas/{name}.schema.json at "
-                           f"'{where}': {exc.message}") from None
 
 
 def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
@@ -53,11 +42,11 @@ def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
                                        (prov.get("calibration") or {}).get("netem_delay_ms", {}).get("forward"))]
     prov["fidelity"] += [c for c in checks if c is not None]
     prov = json.loads(json.dumps(prov, default=str))
-    _validate(prov, "provenance")
+    require_valid(prov, "provenance")
     prov_path.write_text(json.dumps(prov, indent=2))
     summary = summarize_trial(partial)      # failed fidelity checks become invalid_reasons here
     summary.update({"timing": prov.get("timing", {}), "kernel": prov["kernel"]})
-    _validate(summary, "summary")
+    require_valid(summary, "summary")
     (partial / "summary.json").write_text(json.dumps(summary, indent=2))
     if not spec["scenario"].get("keep_pcap"):
         shutil.rmtree(partial / "pcap", ignore_errors=True)

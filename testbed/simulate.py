@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from analysis import require_valid
 from sim import build
 from tcprepro import CHECKOUT
 from testbed import cleanup
@@ -139,28 +140,16 @@ def _measure(spec: dict[str, Any], partial: Path, binary: build.Binary) -> dict[
     return prov
 
 
-def _validate(doc: dict[str, Any], name: str) -> None:
-    """The documented format is the one written; a mismatch is a bug, named in one line."""
-    import jsonschema
-
-    from analysis import validate
-    try:
-        validate(doc, name)
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "<top>"
-        raise RuntimeError(f"{name}.json does not match analysis/schemas/{name}.schema.json at "
-                           f"'{where}': {exc.message}") from None
-
 
 def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
     """summary.json from wlan.json and provenance.json, validated; then the rename into place."""
     from analysis import wlan
 
     prov = json.loads((partial / "provenance.json").read_text())
-    _validate(prov, "provenance")
+    require_valid(prov, "provenance")
     summary = wlan.summarize(json.loads((partial / "spec.json").read_text()), json.loads((partial / RAW).read_text()),
                              prov)
-    _validate(summary, "summary")
+    require_valid(summary, "summary")
     (partial / "summary.json").write_text(json.dumps(summary, indent=2))
     (partial / cleanup.OWNER_FILE).unlink(missing_ok=True)
     if final_dir.exists():
