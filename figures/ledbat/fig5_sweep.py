@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysis import ledbat as lb
 from figures.ledbat.common import Run, style
 
 LINESTYLES = {2: "-", 3: "--", 4: "-.", 5: ":"}
@@ -42,6 +43,8 @@ def main(run: Run) -> list[Path]:
     if not drawn:
         plt.close(fig)
         return []
+    ceiling = 10.0 * lb.GOODPUT_CEILING
+    ax.axhline(ceiling, color="grey", ls="--", lw=0.8, label=f"goodput ceiling of 10 Mbit/s ({ceiling:.2f})")
     ax.set_xscale("log")
     ax.set(xlabel="transfer size per flow (MB)", ylabel="mean sum rate (Mbit/s)", title=f"Fig. 5: {spec['title']}")
     ax.grid(alpha=0.3, which="both")

@@ -12,7 +12,8 @@ def completion(run: Run) -> Table:
     spec = run.reference["tables"]["completion"]
     mine = set(run.profile_cells())
     values = {cid: v for cid, v in spec["values"].items() if cid in mine}
-    return build_table("completion", {**spec, "values": values}, run.cells, run.params)
+    params = {cid: {"cc": p["cc"], "case": p["case"]} for cid, p in run.params.items()}
+    return build_table("completion", {**spec, "values": values}, run.cells, params)
 
 
 def summary(run: Run) -> Table:

@@ -36,7 +36,8 @@ def draw(run: Run, name: str) -> list[Path]:
         ax, axq = axes[2 * i, 0], axes[2 * i + 1, 0]
         for j, f in enumerate(s.flows):
             t = np.arange(len(f.rate_mbit)) * lb.BIN_S
-            colour = FLOW_COLOURS[j % len(FLOW_COLOURS)] if f.cc.startswith("ledbat") else style(f.cc)["color"]
+            # the cross-traffic TCP flow in black: the registry's NewReno blue is LEDBAT flow 1's here
+            colour = FLOW_COLOURS[j % len(FLOW_COLOURS)] if f.cc.startswith("ledbat") else "black"
             label = f"flow {j + 1}" if f.cc.startswith("ledbat") else style(f.cc)["label"]
             done = f" (done {f.done_s:.0f} s)" if f.done_s is not None else ""
             ax.step(t, f.rate_mbit, where="post", color=colour, lw=0.9, label=label + done)
