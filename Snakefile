@@ -67,8 +67,9 @@ def sim_binary(paper):
 onstart:
     from testbed.progress import write_plan
     # A simulated trial has no real-time traffic: its wall time is what the progress log measures.
+    # A cell may set its own duration (fixed-size transfers: the bound, an overestimate).
     todo = [{"dir": str(Path(d).resolve()),
-             "duration_s": 0 if PAPERS[p].simulated else PAPERS[p].profile(PROFILE)["duration_s"]}
+             "duration_s": 0 if PAPERS[p].simulated else PAPERS[p].duration_s(Path(d).parent.name, PROFILE)}
             for p in PAPERS for d in trial_dirs(p) if not Path(d, "summary.json").exists()]
     print(f"[plan] profile {PROFILE}: " + write_plan(RESULTS, todo, MEASURING), file=sys.stderr)
 

@@ -77,6 +77,10 @@ class PaperConfig:
             return list(self.cells_by_id.values())
         return [self.cells_by_id[c] for c in wanted]
 
+    def duration_s(self, cell_id: str, profile: str) -> float:
+        """A cell's trial length: its scenario's own duration_s if it has one, else the profile's."""
+        return float(self.cells_by_id[cell_id].scenario.get("duration_s", self.profile(profile)["duration_s"]))
+
     def trial_spec(self, cell_id: str, trial: int, profile: str) -> dict[str, Any]:
         """The fully expanded description of one trial: what the runner executes, saved as spec.json."""
         cell = self.cells_by_id.get(cell_id)
@@ -88,7 +92,7 @@ class PaperConfig:
             "cell": cell_id,
             "trial": trial,
             "profile": profile,
-            "duration_s": prof["duration_s"],
+            "duration_s": cell.scenario.get("duration_s", prof["duration_s"]),
             "params": cell.params,
             "scenario": cell.scenario,
             "config_sha256": self.sha256,

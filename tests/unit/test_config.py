@@ -67,3 +67,20 @@ def test_invalid_yaml_is_reported(tmp_path):
     bad.write_text("paper: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_paper(bad)
+
+
+def test_count_zero_drops_an_entry_and_a_cell_may_set_its_duration(tmp_path):
+    def mutate(data):
+        data["scenario"]["flows"].append({"kind": "bulk", "pair": 0, "cc": "newreno", "count": 0, "bytes": 1000})
+        data["scenario"]["duration_s"] = "${owd_ms}"
+    cfg = load_paper(write_variant(tmp_path, mutate))
+    spec = cfg.trial_spec("newreno-rtt50-f2", 1, "quick")
+    assert [f["cc"] for f in spec["flows"] if f["kind"] == "bulk"] == ["newreno", "newreno"]
+    assert spec["duration_s"] == 25 == cfg.duration_s("newreno-rtt50-f2", "quick")
+    assert load_paper("collateral").duration_s("newreno-rtt50-f2", "quick") == cfg.profile("quick")["duration_s"]
+
+
+def test_negative_count_is_rejected(tmp_path):
+    path = write_variant(tmp_path, lambda d: d["scenario"]["flows"][0].update(count=-1))
+    with pytest.raises(ConfigError, match="count"):
+        load_paper(path)

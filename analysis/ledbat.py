@@ -1,0 +1,271 @@
+"""LEDBAT decrease schemes (Kühlewind, Fisches 2011): what the figures plot and the claims judge.
+
+Per trial, on the trial's clock (0 = the first flow's start):
+- per-flow rate: bytes the receiver acknowledged per 1-s bin (snd_una of the sender's socket in
+  tcp:tcp_probe, which fires on every ACK), i.e. goodput as the sender sees it;
+- queueing delay: the bottleneck qdisc's backlog (sampled every 10 ms) over the link rate, the
+  delay a packet joining the queue would wait; not RTT minus base RTT, which mixes in the
+  receiver's delayed-ACK timer and the stack's own latency under QEMU TCG;
+- completion: when the last byte of each fixed-size transfer was acknowledged (summary.json, from
+  the sender's capture), as a time since the first flow's start, the way the paper quotes them;
+- mean sum rate (the paper's Fig 5): every flow's bytes over the time from the first start to the
+  last completion; link utilisation: that over the bottleneck rate (headers cap it at 1448/1514);
+- Jain's index: per 1-s bin over the flows active in the whole bin, averaged over the bins where
+  two or more were (the flows start 15 s apart and finish apart: one index over whole-run means
+  would hide the late-comer advantage);
+- shares: the late-comer's (second flow's) share of the two first flows' rate while both run; in
+  Fig 6, the LEDBAT flow's share of the link while the TCP flow runs.
+The cell's trimmed mean of each is what the tables and claims read (`ledbat_cells`).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.aggregate import trimmed_stats
+from analysis.metrics import probe_for_flow
+from analysis.parsers import read_qdisc, read_tcp_probe
+
+BIN_S = 1.0
+SEQ_SPACE = 1 << 32
+# Payload per wire frame at a 1500-byte MTU with TCP timestamps (1448 of 1514 bytes): the most a
+# bottleneck's rate can carry as goodput.
+GOODPUT_CEILING = 1448 / 1514
+CACHE = "ledbat-metrics.json"
+CACHE_VERSION = 1
+
+
+@dataclass
+class Flow:
+    """One transfer of a trial: who, when (s since the first start) and its rate per bin."""
+
+    id: str
+    cc: str
+    start_s: float
+    bytes: int
+    done_s: float | None            # last byte acknowledged, s since the first flow's start
+    rate_mbit: np.ndarray           # Mbit/s per bin (bin k covers [k, k+1) x BIN_S)
+
+
+@dataclass
+class TrialSeries:
+    trial: Path
+    rate_kbit: float                # bottleneck rate
+    flows: list[Flow]
+    queue_t: np.ndarray             # s since the first start
+    queue_ms: np.ndarray            # forward bottleneck backlog / rate
+
+
+# ---------------------------------------------------------------------------------------------
+# Series from raw samples
+# ---------------------------------------------------------------------------------------------
+
+def acked_bytes(snd_una: np.ndarray) -> np.ndarray:
+    """Bytes acknowledged since the first sample, from 32-bit snd_una values (wraps unrolled;
+    snd_una never moves back, so any apparent step back is a wrap)."""
+    una = np.asarray(snd_una, dtype=np.int64)
+    if len(una) == 0:
+        return np.zeros(0)
+    steps = np.diff(una) % SEQ_SPACE
+    return np.concatenate([[0], np.cumsum(steps)]).astype(float)
+
+
+def rate_series(t: np.ndarray, snd_una: np.ndarray, n_bins: int, bin_s: float = BIN_S) -> np.ndarray:
+    """Mbit/s per bin: bytes acknowledged between consecutive samples, credited to the bin of the
+    later sample. `t` in seconds on the trial's clock (0 = first start); samples outside
+    [0, n_bins x bin_s) are dropped."""
+    t = np.asarray(t, dtype=float)
+    out = np.zeros(n_bins)
+    if len(t) < 2:
+        return out
+    gained = np.diff(acked_bytes(snd_una))
+    idx = np.floor(t[1:] / bin_s).astype(int)
+    ok = (idx >= 0) & (idx < n_bins)
+    np.add.at(out, idx[ok], gained[ok])
+    return out * 8 / bin_s / 1e6
+
+
+def queue_delay_ms(backlog_bytes: np.ndarray, rate_kbit: float) -> np.ndarray:
+    """How long the backlog takes to drain at the bottleneck rate."""
+    return np.asarray(backlog_bytes, dtype=float) * 8 / float(rate_kbit)
+
+
+def completion_times(flows: list[dict[str, Any]], completion_s: dict[str, float | None]) -> dict[str, float | None]:
+    """{flow id: s since the first flow's start when its last byte was acknowledged}; `completion_s`
+    is summary.json's per-flow completion_time_s (since the flow's own start)."""
+    t_first = min(float(f["start_s"]) for f in flows)
+    out = {}
+    for f in flows:
+        c = completion_s.get(f["id"])
+        out[f["id"]] = None if c is None else float(f["start_s"]) - t_first + float(c)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics from series
+# ---------------------------------------------------------------------------------------------
+
+def active_bins(flow: Flow, n_bins: int, bin_s: float = BIN_S) -> np.ndarray:
+    """Bins the flow spans whole: started by the bin's start, not done before its end."""
+    k = np.arange(n_bins)
+    end = flow.done_s if flow.done_s is not None else math.inf
+    return (k * bin_s >= flow.start_s) & ((k + 1) * bin_s <= end)
+
+
+def jain_index(values: np.ndarray) -> float | None:
+    """(sum x)^2 / (n sum x^2): 1 when all get the same, 1/n when one gets everything."""
+    x = np.asarray(values, dtype=float)
+    sq = float((x * x).sum())
+    return float(x.sum() ** 2 / (len(x) * sq)) if len(x) and sq > 0 else None
+
+
+def mean_jain(flows: list[Flow], bin_s: float = BIN_S) -> float | None:
+    """Jain's index per bin over the flows active in it, averaged over bins with two or more."""
+    if len(flows) < 2:
+        return None
+    n = min(len(f.rate_mbit) for f in flows)
+    rates = np.array([f.rate_mbit[:n] for f in flows])
+    active = np.array([active_bins(f, n, bin_s) for f in flows])
+    values = [jain_index(rates[active[:, k], k]) for k in range(n) if active[:, k].sum() >= 2]
+    values = [v for v in values if v is not None]
+    return float(np.mean(values)) if values else None
+
+
+def share_while_both(a: Flow, b: Flow, bin_s: float = BIN_S) -> float | None:
+    """a's share of a + b, over the bins where both are active (bytes, not a mean of ratios)."""
+    n = min(len(a.rate_mbit), len(b.rate_mbit))
+    both = active_bins(a, n, bin_s) & active_bins(b, n, bin_s)
+    total = float(a.rate_mbit[:n][both].sum() + b.rate_mbit[:n][both].sum())
+    return float(a.rate_mbit[:n][both].sum()) / total if total > 0 else None
+
+
+def sum_rate_mbit(flows: list[Flow]) -> float | None:
+    """The paper's Fig 5 mean sum rate: all bytes over first start to last completion."""
+    done = [f.done_s for f in flows]
+    if not flows or any(d is None for d in done):
+        return None
+    span = max(done) - min(f.start_s for f in flows)    # type: ignore[type-var]
+    return sum(f.bytes for f in flows) * 8 / span / 1e6 if span > 0 else None
+
+
+def lone_queue_ms(s: TrialSeries) -> tuple[float, float, float] | None:
+    """10th, 50th, 90th percentile of the queueing delay while the first flow runs alone, over
+    the second half of that phase (after its ramp): where LEDBAT holds the queue and how much it
+    jitters, i.e. what a late-comer's first delay samples see."""
+    if len(s.flows) < 2:
+        return None
+    end = sorted(f.start_s for f in s.flows)[1]
+    m = (s.queue_t >= end / 2) & (s.queue_t < end)
+    if not m.any():
+        return None
+    p10, p50, p90 = np.percentile(s.queue_ms[m], [10, 50, 90])
+    return float(p10), float(p50), float(p90)
+
+
+def trial_metrics(s: TrialSeries) -> dict[str, float]:
+    """The per-trial numbers the cells aggregate (names as in summary.json: <flow>.<metric>)."""
+    out: dict[str, float | None] = {}
+    ledbat = [f for f in s.flows if f.cc.startswith("ledbat")]
+    cross = [f for f in s.flows if not f.cc.startswith("ledbat")]
+    for f in s.flows:
+        out[f"{f.id}.done_s"] = f.done_s
+    done = [f.done_s for f in s.flows]
+    out["last_done_s"] = max(done) if done and None not in done else None     # type: ignore[type-var]
+    out["sum_rate_mbit_s"] = sum_rate_mbit(s.flows)
+    if out["sum_rate_mbit_s"] is not None:
+        out["utilisation"] = out["sum_rate_mbit_s"] / (s.rate_kbit / 1000)
+    out["jain_mean"] = mean_jain(ledbat)
+    if len(ledbat) >= 2:
+        out["late_share"] = share_while_both(ledbat[1], ledbat[0])
+        first, second = ledbat[0].done_s, ledbat[1].done_s
+        if first is not None and second is not None:
+            out["late_finishes_first"] = float(second < first)
+    lone = lone_queue_ms(s)
+    if lone is not None:
+        out["lone_queue_p10_ms"], out["lone_queue_p50_ms"], out["lone_queue_p90_ms"] = lone
+    if ledbat and cross:
+        out["ledbat_share_vs_tcp"] = share_while_both(ledbat[0], cross[0])
+    return {k: float(v) for k, v in out.items() if v is not None and math.isfinite(v)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a trial
+# ---------------------------------------------------------------------------------------------
+
+def load_series(trial: Path | str, bin_s: float = BIN_S) -> TrialSeries:
+    """A finished trial directory's flows and queue, on the trial's clock."""
+    d = Path(trial)
+    spec = json.loads((d / "spec.json").read_text())
+    prov = json.loads((d / "provenance.json").read_text())
+    summary = json.loads((d / "summary.json").read_text())
+    flows = [f for f in spec["flows"] if f["kind"] == "bulk"]
+    t0 = float(prov["t0_monotonic"]) + min(float(f["start_s"]) for f in flows)
+    done = completion_times(flows, {r["id"]: r.get("completion_time_s") for r in summary["flows"]})
+    probe = read_tcp_probe(d / "tcp_probe.trace").frame
+    ends = [v for v in done.values() if v is not None]
+    n_bins = math.ceil((max(ends) if ends else float(spec["duration_s"])) / bin_s) + 1
+    out = []
+    for f in flows:
+        fp = probe_for_flow(probe, int(prov["endpoints"][f["id"]]["port"]))
+        rate = rate_series(fp["t"].to_numpy(float) - t0, fp["snd_una"].to_numpy(), n_bins, bin_s)
+        out.append(Flow(f["id"], f["cc"], float(f["start_s"]), int(f.get("bytes") or 0), done[f["id"]], rate))
+    q = read_qdisc(d / "qdisc.csv")
+    q = q[q["role"] == "forward"]
+    rate_kbit = float(spec["scenario"]["bottleneck"]["forward"]["rate_kbit"])
+    return TrialSeries(d, rate_kbit, out, q["t"].to_numpy(float) - t0,
+                       queue_delay_ms(q["backlog_bytes"].to_numpy(), rate_kbit))
+
+
+def trial_metrics_cached(trial: Path) -> dict[str, float]:
+    """trial_metrics of a finished trial, kept beside its summary (raw traces take seconds to parse)."""
+    cache, summary = trial / CACHE, trial / "summary.json"
+    if cache.exists() and cache.stat().st_mtime >= summary.stat().st_mtime:
+        doc = json.loads(cache.read_text())
+        if doc.get("version") == CACHE_VERSION:
+            return doc["metrics"]
+    metrics = trial_metrics(load_series(trial))
+    cache.write_text(json.dumps({"version": CACHE_VERSION, "metrics": metrics}, indent=1) + "\n")
+    return metrics
+
+
+def aggregate(per_trial: dict[int, dict[str, float]]) -> dict[str, dict[str, Any]]:
+    """The papers' statistic per metric over the trials that report it (analysis/aggregate.py)."""
+    names = sorted({k for m in per_trial.values() for k in m})
+    out = {}
+    for name in names:
+        pairs = [(k, m[name]) for k, m in sorted(per_trial.items()) if name in m]
+        out[name] = {"trials": [k for k, _ in pairs], "values": [v for _, v in pairs],
+                     **trimmed_stats([v for _, v in pairs])}
+    return out
+
+
+def ledbat_cells(results: Path, cells: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The cells with this module's per-trial metrics aggregated into their `metrics`."""
+    out = {}
+    for cell_id, cell in cells.items():
+        per_trial = {k: trial_metrics_cached(results / cell_id / f"trial-{k}") for k in cell.get("trials", [])}
+        out[cell_id] = {**cell, "metrics": {**cell.get("metrics", {}), **aggregate(per_trial)}}
+    return out
+
+
+def median_trial(results: Path, cell_id: str, cell: dict[str, Any] | None,
+                 metric: str = "last_done_s") -> Path | None:
+    """The valid trial whose `metric` is nearest the cell's median (the one a figure draws)."""
+    if not cell:
+        return None
+    agg = (cell.get("metrics") or {}).get(metric)
+    trials = [results / cell_id / f"trial-{k}" for k in cell.get("trials", [])]
+    if not trials:
+        return None
+    if not agg:
+        return trials[0]
+    values = dict(zip(agg["trials"], agg["values"], strict=True))
+    med = float(pd.Series(list(values.values())).median())
+    k = min(values, key=lambda k: (abs(values[k] - med), k))
+    return results / cell_id / f"trial-{k}"

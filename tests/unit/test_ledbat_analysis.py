@@ -1,0 +1,232 @@
+"""LEDBAT analysis on hand-made inputs: rate series from snd_una, completion times, Jain's index,
+shares, mean sum rate, the per-trial metrics of constructed late-comer scenarios, and the claims'
+logic (each claim is shown to fail as well as hold)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from analysis import ledbat as lb
+from analysis import ledbat_claims as lc
+from tcprepro.config import load_paper
+
+# ------------------------------------------------------------------------------------------
+# Series
+# ------------------------------------------------------------------------------------------
+
+def test_acked_bytes_unrolls_sequence_wraps() -> None:
+    una = np.array([2**32 - 1000, 2**32 - 10, 90, 1090])
+    assert lb.acked_bytes(una).tolist() == [0, 990, 1090, 2090]
+
+
+def test_rate_series_bins_acknowledged_bytes_per_second() -> None:
+    # 10 Mbit/s for 3 s (an ACK every 10 ms of 12500 bytes), nothing in the 4th second
+    t = np.arange(0, 3.0, 0.01) + 0.005
+    una = 1000 + np.arange(len(t)) * 12500
+    rate = lb.rate_series(t, una, n_bins=4)
+    # the first ACK only sets the reference: the first bin misses one ACK's bytes
+    assert rate[0] == pytest.approx(9.9)
+    assert rate[1] == pytest.approx(10.0)
+    assert rate[2] == pytest.approx(10.0)
+    assert rate[3] == 0.0
+
+
+def test_rate_series_drops_samples_outside_the_bins() -> None:
+    t = np.array([-0.5, 0.5, 1.5, 9.0])
+    una = np.array([0, 125000, 250000, 375000])
+    assert lb.rate_series(t, una, n_bins=2).tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_queue_delay_is_backlog_over_rate() -> None:
+    # 60 packets of 1500 bytes at 10 Mbit/s: 72 ms
+    assert lb.queue_delay_ms(np.array([0, 90000]), 10000).tolist() == [0.0, 72.0]
+
+
+def test_completion_times_are_since_the_first_start() -> None:
+    flows = [{"id": "bulk0", "start_s": 0.0}, {"id": "bulk1", "start_s": 15.0}, {"id": "bulk2", "start_s": 30.0}]
+    done = lb.completion_times(flows, {"bulk0": 171.0, "bulk1": 91.0, "bulk2": None})
+    assert done == {"bulk0": 171.0, "bulk1": 106.0, "bulk2": None}
+
+
+# ------------------------------------------------------------------------------------------
+# Metrics
+# ------------------------------------------------------------------------------------------
+
+def test_jain_index_bounds() -> None:
+    assert lb.jain_index(np.array([5.0, 5.0])) == pytest.approx(1.0)
+    assert lb.jain_index(np.array([10.0, 0.0, 0.0, 0.0])) == pytest.approx(0.25)
+    assert lb.jain_index(np.array([3.0, 1.0])) == pytest.approx(16 / 20)
+    assert lb.jain_index(np.array([0.0, 0.0])) is None
+
+
+def flow(fid: str, start: float, done: float | None, rates: list[float], cc: str = "ledbat", size: int = 0) -> lb.Flow:
+    return lb.Flow(fid, cc, start, size, done, np.array(rates, dtype=float))
+
+
+def test_mean_jain_counts_only_bins_both_flows_span() -> None:
+    # flow 1 alone for 2 s (its 10 Mbit/s must not count as unfair), then equal halves for 3 s,
+    # then flow 2 alone; bin 2 is half-covered by flow 2 (started at 2.5 s) and left out
+    f1 = flow("bulk0", 0, 6, [10, 10, 9, 5, 5, 5, 0, 0])
+    f2 = flow("bulk1", 2.5, 8, [0, 0, 1, 5, 5, 5, 10, 10])
+    assert lb.mean_jain([f1, f2]) == pytest.approx(1.0)
+    f2_greedy = flow("bulk1", 2.5, 8, [0, 0, 1, 9, 9, 9, 10, 10])
+    f1_starved = flow("bulk0", 0, 6, [10, 10, 9, 1, 1, 1, 0, 0])
+    assert lb.mean_jain([f1_starved, f2_greedy]) == pytest.approx(100 / 164)
+
+
+def test_share_while_both_and_sum_rate() -> None:
+    f1 = flow("bulk0", 0, 4, [10, 2, 2, 2], size=2_000_000)
+    f2 = flow("bulk1", 1, 4, [0, 8, 8, 8], size=3_000_000)
+    assert lb.share_while_both(f2, f1) == pytest.approx(0.8)
+    assert lb.sum_rate_mbit([f1, f2]) == pytest.approx(5e6 * 8 / 4 / 1e6)
+    assert lb.sum_rate_mbit([f1, flow("bulk1", 1, None, [0, 1])]) is None
+
+
+def scenario(late_wins: bool) -> lb.TrialSeries:
+    """Two 10-MB flows at 10 Mbit/s, the second 15 s in: the late-comer takes 9 of 10 Mbit/s and
+    finishes first, or it gets 1 and the first flow finishes first."""
+    n = 40
+    late, early = (9.0, 1.0) if late_wins else (1.0, 9.0)
+    r1 = np.array([10.0] * 15 + [early] * 15 + [0.0] * 10)[:n]
+    r2 = np.array([0.0] * 15 + [late] * 15 + [0.0] * 10)[:n]
+    done1, done2 = (38.0, 27.0) if late_wins else (25.0, 38.0)
+    flows = [lb.Flow("bulk0", "ledbat", 0.0, 10_000_000, done1, r1),
+             lb.Flow("bulk1", "ledbat", 15.0, 10_000_000, done2, r2)]
+    qt = np.arange(0, 40, 0.01)
+    return lb.TrialSeries(Path("t"), 10000.0, flows, qt, np.where(qt < 15, 25.0, 50.0))
+
+
+def test_trial_metrics_tell_a_late_comer_advantage_from_its_absence() -> None:
+    wins, loses = lb.trial_metrics(scenario(True)), lb.trial_metrics(scenario(False))
+    assert wins["late_share"] == pytest.approx(0.9)
+    assert wins["late_finishes_first"] == 1.0
+    assert loses["late_share"] == pytest.approx(0.1)
+    assert loses["late_finishes_first"] == 0.0
+    assert wins["last_done_s"] == loses["last_done_s"] == 38.0
+    assert wins["sum_rate_mbit_s"] == pytest.approx(20e6 * 8 / 38 / 1e6)
+    assert wins["utilisation"] == pytest.approx(wins["sum_rate_mbit_s"] / 10)
+    assert wins["jain_mean"] == pytest.approx(100 / 164)
+    assert wins["lone_queue_p50_ms"] == 25.0
+    assert "ledbat_share_vs_tcp" not in wins
+
+
+def test_trial_metrics_share_against_tcp() -> None:
+    s = scenario(True)
+    s.flows[1].cc = "newreno"
+    m = lb.trial_metrics(s)
+    assert m["ledbat_share_vs_tcp"] == pytest.approx(0.1)
+    assert "jain_mean" not in m                 # one LEDBAT flow: no fairness among LEDBAT flows
+
+
+def test_aggregate_is_the_trimmed_mean() -> None:
+    agg = lb.aggregate({k: {"x": float(v)} for k, v in enumerate([1, 2, 3, 4, 100], start=1)})
+    assert agg["x"]["mean"] == pytest.approx(3.0)
+    assert agg["x"]["trials"] == [1, 2, 3, 4, 5]
+
+
+# ------------------------------------------------------------------------------------------
+# Claims
+# ------------------------------------------------------------------------------------------
+
+def agg(v: float) -> dict[str, Any]:
+    return {"mean": v, "std": 0.0, "min": v, "max": v, "n": 1, "method": "mean", "trials": [1], "values": [v]}
+
+
+def cells(values: dict[str, dict[str, float]]) -> lc.Cells:
+    params = {cid: c.params for cid, c in load_paper("ledbat").cells_by_id.items()}
+    measured = {cid: {"n_valid": 1, "expected_trials": 1, "trials": [1],
+                      "metrics": {k: agg(v) for k, v in m.items()}} for cid, m in values.items()}
+    return lc.Cells.from_cells(measured, params)
+
+
+def claim(cid: str) -> dict[str, Any]:
+    return next(c for c in load_paper("ledbat").data["reference"]["claims"] if c["id"] == cid)
+
+
+@pytest.mark.parametrize(("share", "d1", "d2", "verdict"), [
+    (0.85, 171.0, 106.0, "reproduced"),
+    (0.85, 100.0, 106.0, "partly"),
+    (0.27, 31.0, 52.0, "not reproduced"),
+])
+def test_latecomer_claim(share: float, d1: float, d2: float, verdict: str) -> None:
+    c = cells({"ledbat-rtt40-n2-30mb": {"late_share": share, "bulk0.done_s": d1, "bulk1.done_s": d2}})
+    assert lc.latecomer_advantage(c, claim("latecomer_advantage")).verdict == verdict
+
+
+def test_claims_prefer_the_papers_case_and_say_when_nothing_was_run() -> None:
+    c = cells({"ledbat-rtt40-n2-100mb": {"late_share": 0.9, "bulk0.done_s": 171.0, "bulk1.done_s": 106.0},
+               "ledbat-rtt40-n2-30mb": {"late_share": 0.1, "bulk0.done_s": 30.0, "bulk1.done_s": 50.0}})
+    v = lc.latecomer_advantage(c, claim("latecomer_advantage"))
+    assert v.verdict == "reproduced" and "rtt40-n2-100mb" in v.held[0]
+    assert lc.latecomer_advantage(cells({}), claim("latecomer_advantage")).verdict == "not evaluated"
+
+
+def test_md_fairness_claims() -> None:
+    fair = {f"{cc}-rtt40-n2-30mb": {"jain_mean": 0.97} for cc in lc.MD}
+    assert lc.md_share_equally(cells(fair), claim("md_share_equally")).verdict == "reproduced"
+    one_unfair = {**fair, "ledbat-md-nf2-rtt40-n2-30mb": {"jain_mean": 0.7}}
+    assert lc.md_share_equally(cells(one_unfair), claim("md_share_equally")).verdict == "partly"
+    everywhere = cells({"ledbat-mdvar-rtt40-n2-30mb": {"jain_mean": 0.95},
+                        "ledbat-mdvar-rtt40-n5-30mb": {"jain_mean": 0.8}})
+    v = lc.mdvar_every_scenario(everywhere, claim("mdvar_every_scenario"))
+    assert v.verdict == "partly" and len(v.failed) == 1 and "n5" in v.failed[0]
+    rtt20 = cells({"ledbat-md-nf1-rtt20-n2-30mb": {"jain_mean": 0.6},
+                   "ledbat-mdvar-rtt20-n2-30mb": {"jain_mean": 0.95}})
+    assert lc.fixed_beta_unfair_rtt20(rtt20, claim("fixed_beta_unfair_rtt20")).verdict == "reproduced"
+
+
+def test_utilisation_claims() -> None:
+    c = cells({"ledbat-rtt40-n2-30mb": {"utilisation": 0.92, "sum_rate_mbit_s": 9.2},
+               "ledbat-mdvar-rtt40-n2-30mb": {"utilisation": 0.85, "sum_rate_mbit_s": 8.5},
+               "ledbat-md-nf1-rtt40-n2-30mb": {"utilisation": 0.80},
+               "ledbat-md-nf2-rtt40-n2-30mb": {"utilisation": 0.95},
+               "ledbat-rtt40-n5-30mb": {"sum_rate_mbit_s": 8.0},
+               "ledbat-mdvar-rtt40-n5-30mb": {"sum_rate_mbit_s": 8.4}})
+    assert lc.md_underutilises(c, claim("md_underutilises")).verdict == "partly"
+    v = lc.linear_better_large(c, claim("linear_better_large"))
+    assert v.verdict == "partly"
+    assert v.held[0].startswith("2 flows x 30 MB") and v.failed[0].startswith("5 flows x 30 MB")
+
+
+def test_fig6_yield_claims() -> None:
+    c = cells({"ledbat-tcp-20mbit-50mb": {"ledbat_share_vs_tcp": 0.4},
+               "ledbat-min1-tcp-20mbit-50mb": {"ledbat_share_vs_tcp": 0.05}})
+    assert lc.linear_does_not_yield(c, claim("linear_does_not_yield")).verdict == "reproduced"
+    assert lc.min1_yields(c, claim("min1_yields")).verdict == "reproduced"
+    both_yield = cells({"ledbat-tcp-20mbit-50mb": {"ledbat_share_vs_tcp": 0.05},
+                        "ledbat-min1-tcp-20mbit-50mb": {"ledbat_share_vs_tcp": 0.4}})
+    assert lc.linear_does_not_yield(both_yield, claim("linear_does_not_yield")).verdict == "not reproduced"
+    assert lc.min1_yields(both_yield, claim("min1_yields")).verdict == "not reproduced"
+
+
+def test_completion_time_claim_needs_the_papers_size() -> None:
+    quick = cells({"ledbat-rtt40-n2-30mb": {"last_done_s": 52.0}})
+    v = lc.completion_times(quick, claim("completion_times"))
+    assert v.verdict == "not evaluated" and any("not run" in m for m in v.missing)
+    paper_like = {"ledbat-rtt40-n2-100mb": {"last_done_s": 175.0, "bulk1.done_s": 110.0}}
+    paper_like |= {f"{cc}-rtt40-n2-100mb": {"last_done_s": 168.0, "bulk0.done_s": 150.0} for cc in lc.MD}
+    assert lc.completion_times(cells(paper_like), claim("completion_times")).verdict == "reproduced"
+    paper_like["ledbat-md-nf1-rtt40-n2-100mb"]["bulk0.done_s"] = 100.0      # below 134 s - 10 %
+    v = lc.completion_times(cells(paper_like), claim("completion_times"))
+    assert v.verdict == "partly" and "MD-NF1 flow 1 done: 100.0 s" in v.failed[0]
+
+
+# ------------------------------------------------------------------------------------------
+# The config
+# ------------------------------------------------------------------------------------------
+
+def test_config_cells_flows_and_durations() -> None:
+    cfg = load_paper("ledbat")
+    fig1 = cfg.trial_spec("ledbat-rtt40-n2-100mb", 1, "full")
+    assert [(f["cc"], f["start_s"], f["bytes"]) for f in fig1["flows"]] == [
+        ("ledbat", 0.0, 100_000_000), ("ledbat", 15.0, 100_000_000)]
+    assert fig1["duration_s"] == 320 and fig1["scenario"]["quickack"] is False
+    fig6 = cfg.trial_spec("ledbat-min1-tcp-20mbit-100mb", 1, "full")
+    assert [(f["cc"], f["start_s"]) for f in fig6["flows"]] == [("ledbat-min1", 0.0), ("newreno", 20.0)]
+    assert fig6["scenario"]["bottleneck"]["forward"]["rate_kbit"] == 20000
+    assert cfg.trial_spec("ledbat-mdvar-rtt20-n2-30mb", 1, "quick")["scenario"]["quickack"] is True
+    for prof in ("full", "quick", "smoke"):
+        assert cfg.cells(prof)
