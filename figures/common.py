@@ -99,6 +99,30 @@ def config_hz(release: str) -> str | None:
     return line.split("=", 1)[1] if line else None
 
 
+def trial_counts(run: PaperRun) -> tuple[int, int]:
+    """Valid trials and planned trials over the run's cells."""
+    return (sum(c.get("n_valid", 0) for c in run.cells.values()),
+            sum(c.get("expected_trials", 0) for c in run.cells.values()))
+
+
+def claim_counts(claims: Sequence[Any]) -> str:
+    """'1 partly, 4 reproduced': a verdict's one-line scorecard."""
+    return ", ".join(f"{n} {k}" for k, n in sorted(Counter(v.verdict for v in claims).items()))
+
+
+def incomplete_lines(run: PaperRun) -> list[str]:
+    """The cells with fewer valid trials than planned, if any (their statistics use what there is)."""
+    short = [f"{cid} ({c.get('n_valid', 0)}/{c.get('expected_trials')})"
+             for cid, c in sorted(run.cells.items()) if not c.get("complete")]
+    return [f"Cells with fewer valid trials than planned (their statistics use what there is): "
+            f"{', '.join(short)}.", ""] if short else []
+
+
+def choices_lines(run: PaperRun) -> list[str]:
+    """What the paper leaves open and what config/<paper>.yaml chose, with the reasons."""
+    return [f"- **{c['what']}**: {c['choice']}. {c['why']}" for c in run.reference["choices"]]
+
+
 def verdict_lines(v: Any) -> list[str]:
     """Markdown of one analysis.verdicts.Verdict: the claim, its verdict, every comparison."""
     lines = [f"### {v.claim}: **{v.verdict}**", "", f"> {v.text}", ""]

@@ -3,7 +3,6 @@ what differs between the paper's testbed and this run (read from the trials' pro
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,15 @@ from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
 from figures.collateral.common import Run
 from figures.collateral.tables import tables
-from figures.common import provenance_facts, this_run_lines, verdict_lines, write_verdict
+from figures.common import (
+    claim_counts,
+    incomplete_lines,
+    provenance_facts,
+    this_run_lines,
+    trial_counts,
+    verdict_lines,
+    write_verdict,
+)
 
 # What is known to differ from the paper's Linux 2.6.25 senders, independent of this run.
 CODE_SINCE_2_6_25 = [
@@ -73,18 +80,12 @@ def verdicts(run: Run) -> list[Verdict]:
 
 def render(run: Run, claims: list[Verdict]) -> str:
     facts = provenance_facts(run)
-    n_valid = sum(c.get("n_valid", 0) for c in run.cells.values())
-    expected = sum(c.get("expected_trials", 0) for c in run.cells.values())
-    counts = Counter(v.verdict for v in claims)
+    n_valid, expected = trial_counts(run)
     out = [f"# Collateral Damage: reproduction verdict ({run.profile} profile)", "",
            f"Cells measured: {len(run.cells)} of {len(run.cfg.cells_by_id)} "
            f"({', '.join(sorted(run.cells)) or 'none'}); valid trials {n_valid} of {expected}. "
-           f"Claims: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".", ""]
-    incomplete = [f"{cid} ({c.get('n_valid', 0)}/{c.get('expected_trials')})"
-                  for cid, c in sorted(run.cells.items()) if not c.get("complete")]
-    if incomplete:
-        out += [f"Cells with fewer valid trials than planned (their statistics use what there is): "
-                f"{', '.join(incomplete)}.", ""]
+           f"Claims: {claim_counts(claims)}.", ""]
+    out += incomplete_lines(run)
     out += ["## Claims", ""]
     for v in claims:
         out += verdict_lines(v)

@@ -3,13 +3,21 @@ completion times and the summary table, which trial each figure draws, and how t
 differs from the paper's (read from the trials' provenance)."""
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 from analysis import ledbat_claims as lc
 from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
-from figures.common import provenance_facts, this_run_lines, verdict_lines, write_verdict
+from figures.common import (
+    choices_lines,
+    claim_counts,
+    incomplete_lines,
+    provenance_facts,
+    this_run_lines,
+    trial_counts,
+    verdict_lines,
+    write_verdict,
+)
 from figures.ledbat.common import Run
 from figures.ledbat.table import completion, summary, summary_markdown
 from figures.ledbat.timeseries import FIGURES
@@ -69,18 +77,13 @@ def _lone_queue_lines(run: Run) -> list[str]:
 
 def render(run: Run, claims: list[Verdict]) -> str:
     facts = provenance_facts(run)
-    n_valid = sum(c.get("n_valid", 0) for c in run.cells.values())
-    expected = sum(c.get("expected_trials", 0) for c in run.cells.values())
-    counts = Counter(v.verdict for v in claims)
+    n_valid, expected = trial_counts(run)
     out = [f"# LEDBAT decrease schemes: reproduction verdict ({run.profile} profile)", "",
            f"Cells measured: {len(run.cells)} of the profile's {len(run.profile_cells())}; valid trials {n_valid} "
-           f"of {expected}. Claims: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".", ""]
-    incomplete = [f"{cid} ({c.get('n_valid', 0)}/{c.get('expected_trials')})"
-                  for cid, c in sorted(run.cells.items()) if not c.get("complete")]
-    if incomplete:
-        out += [f"Cells with fewer valid trials than planned: {', '.join(incomplete)}.", ""]
+           f"of {expected}. Claims: {claim_counts(claims)}.", ""]
+    out += incomplete_lines(run)
     out += ["## What the paper leaves open, and what we chose", ""]
-    out += [f"- **{c['what']}**: {c['choice']}. {c['why']}" for c in run.reference["choices"]]
+    out += choices_lines(run)
     out += ["", "## Claims", ""]
     for v in claims:
         out += verdict_lines(v)

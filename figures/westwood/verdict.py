@@ -3,13 +3,21 @@ choices the report left open; where Westwood+ overtakes CUBIC; what differs from
 testbed (read from the trials' provenance)."""
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 from analysis import westwood as ww
 from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
-from figures.common import provenance_facts, this_run_lines, verdict_lines, write_verdict
+from figures.common import (
+    choices_lines,
+    claim_counts,
+    incomplete_lines,
+    provenance_facts,
+    this_run_lines,
+    trial_counts,
+    verdict_lines,
+    write_verdict,
+)
 from figures.westwood.common import CCS, TESTS, Run
 from figures.westwood.table import tables
 
@@ -63,18 +71,13 @@ def _named_trials(run: Run) -> list[str]:
 def render(run: Run, claims: list[Verdict]) -> str:
     facts = provenance_facts(run)
     cells = run.cells_by_cc()
-    n_valid = sum(c.get("n_valid", 0) for c in run.cells.values())
-    expected = sum(c.get("expected_trials", 0) for c in run.cells.values())
-    counts = Counter(v.verdict for v in claims)
+    n_valid, expected = trial_counts(run)
     out = [f"# Westwood+ vs CUBIC: reproduction verdict ({run.profile} profile)", "",
            f"Cells measured: {len(run.cells)} of {len(run.cfg.cells_by_id)}; valid trials {n_valid} of "
-           f"{expected}. Claims: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".", ""]
-    incomplete = [f"{cid} ({c.get('n_valid', 0)}/{c.get('expected_trials')})"
-                  for cid, c in sorted(run.cells.items()) if not c.get("complete")]
-    if incomplete:
-        out += [f"Cells with fewer valid trials than planned: {', '.join(incomplete)}.", ""]
+           f"{expected}. Claims: {claim_counts(claims)}.", ""]
+    out += incomplete_lines(run)
     out += ["## What the report leaves open, and what we chose", ""]
-    out += [f"- **{c['what']}**: {c['choice']}. {c['why']}" for c in run.reference["choices"]]
+    out += choices_lines(run)
     out += ["", "## Claims", ""]
     for v in claims:
         out += verdict_lines(v)

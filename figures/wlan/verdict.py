@@ -10,7 +10,7 @@ from pathlib import Path
 from analysis import wlan_claims
 from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
-from figures.common import verdict_lines, write_verdict
+from figures.common import choices_lines, claim_counts, incomplete_lines, trial_counts, verdict_lines, write_verdict
 from figures.wlan.common import Run
 from figures.wlan.table import tables
 
@@ -57,20 +57,15 @@ def simulator_lines(run: Run) -> list[str]:
 
 
 def render(run: Run, claims: list[Verdict]) -> str:
-    n_valid = sum(c.get("n_valid", 0) for c in run.cells.values())
-    expected = sum(c.get("expected_trials", 0) for c in run.cells.values())
+    n_valid, expected = trial_counts(run)
     beyond = {c["id"] for c in run.reference["claims"] if c.get("beyond")}
     paper_claims = [v for v in claims if v.claim not in beyond]
-    counts = Counter(v.verdict for v in paper_claims)
     out = [f"# 802.11b uplink/downlink fairness: reproduction verdict ({run.profile} profile)", "",
            f"Cells simulated: {len(run.cells)} of {len(run.cfg.cells_by_id)}; valid trials {n_valid} of {expected}. "
-           "The paper's claims: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".", "",
+           f"The paper's claims: {claim_counts(paper_claims)}.", "",
            "The testbed is ns-3 3.37's 802.11 DCF model compiled from sim/wlan/ (figures/wlan/README.md says how "
            "each number is computed and which modelling choices matter).", ""]
-    incomplete = [f"{cid} ({c.get('n_valid', 0)}/{c.get('expected_trials')})"
-                  for cid, c in sorted(run.cells.items()) if not c.get("complete")]
-    if incomplete:
-        out += [f"Cells with fewer valid trials than planned: {', '.join(incomplete)}.", ""]
+    out += incomplete_lines(run)
     out += ["## The paper's claims", ""]
     for v in paper_claims:
         out += verdict_lines(v)
@@ -81,7 +76,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
         if v.claim in beyond:
             out += verdict_lines(v)
     out += ["## What the paper leaves open, and what we chose", ""]
-    out += [f"- **{c['what']}**: {c['choice']}. {c['why']}" for c in run.reference["choices"]]
+    out += choices_lines(run)
     out += ["", "## The simulator", "", *simulator_lines(run), "",
             "## What differs from the paper's testbed", "", *[f"- {d}" for d in DIFFERENCES]]
     return "\n".join(out) + "\n"
