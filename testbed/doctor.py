@@ -75,7 +75,7 @@ LINK_KINDS = ("ifb", "bridge")
 # Command -> the Debian package (config/system-packages.txt) that installs it.
 TOOLS = {"ip": "iproute2", "tc": "iproute2", "iperf3": "iperf3", "ping": "iputils-ping",
          "ethtool": "ethtool", "tcpdump": "tcpdump", "tcptrace": "tcptrace"}
-ROW_ORDER = ("root", "netns+veth", "qdisc:", "ifb", "bridge", "tracefs", "tracepoint:", "modules",
+ROW_ORDER = ("root", "sysctl:", "netns+veth", "qdisc:", "ifb", "bridge", "tracefs", "tracepoint:", "modules",
              "bpf:", "tool:", "cc:", "vm:")
 
 
@@ -223,6 +223,15 @@ def check_root() -> Check:
                  "run as root (sudo make doctor)")
 
 
+def check_sysctl_writable(path: Path = Path("/proc/sys/net/ipv4/ip_forward")) -> Check:
+    """Trials write sysctls (forwarding, the papers' TCP settings) under /proc/sys, which an
+    unprivileged container mounts read-only: there the VM, with a procfs of its own, must serve."""
+    if os.access(path, os.W_OK):
+        return Check("sysctl:writable", True, "/proc/sys is writable")
+    return Check("sysctl:writable", False, "/proc/sys is read-only (an unprivileged container?)",
+                 "docker run --privileged, or leave TCPREPRO_KERNEL unset: the VM has its own /proc/sys")
+
+
 def check_tracefs() -> Check:
     """tracefs must be mounted for the tracepoint; mount it if it is not (that is the fix anyway)."""
     fix = f"mount -t tracefs nodev {TRACEFS}"
@@ -349,7 +358,7 @@ def tool_checks() -> list[Check]:
 def host_checks(refresh: bool = False, ccs: Iterable[str] = ()) -> list[Check]:
     """Everything the running kernel and this machine offer a trial."""
     bpf = check_bpf_prereqs(refresh)
-    return [check_root(), *cached_probe_kernel(refresh), check_tracefs(), check_tracepoint(),
+    return [check_root(), check_sysctl_writable(), *cached_probe_kernel(refresh), check_tracefs(), check_tracepoint(),
             check_modules(), bpf, *tool_checks(), *(check_cc_host(n, bpf.ok) for n in cc_names(ccs))]
 
 
@@ -437,7 +446,8 @@ def pinned_checks(release: str, host: dict[str, Check] | None = None, ccs: Itera
     config = read_kernel_config(boot / f"config-{release}")
     modules = installed_modules(modules_root / release)
     host = host or {}
-    checks = [Check("root", True, "the guest runs as root (vng --user root)")]
+    checks = [Check("root", True, "the guest runs as root (vng --user root)"),
+              Check("sysctl:writable", True, "the guest mounts its own /proc")]
     checks += [_static_check(n, opts, config, modules, release) for n, opts in KERNEL_OPTIONS.items()]
     checks += [_static_tracepoint(config, release), _static_bpf(config)]
     checks += [Check(c.name, c.ok, f"host rootfs: {c.detail}", c.fix) for c in host.values()
@@ -535,7 +545,7 @@ def needs(scenario: dict[str, Any]) -> set[str]:
     simulated scenario needs only its simulator's toolchain, and never a kernel feature."""
     if is_simulated(scenario):
         return set(SIMULATION_NEEDS)
-    need = {"root", "netns+veth", "qdisc:htb", "tracefs", "tracepoint:tcp_probe", "tool:mininet",
+    need = {"root", "sysctl:writable", "netns+veth", "qdisc:htb", "tracefs", "tracepoint:tcp_probe", "tool:mininet",
             "tool:ip", "tool:tc", "tool:ping", "tool:ethtool"}
     for direction in scenario["bottleneck"].values():
         if float(direction.get("delay_ms") or 0) > 0 or float(direction.get("loss_pct") or 0) > 0:
