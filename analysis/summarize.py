@@ -62,18 +62,26 @@ def summarize_trial(trial_dir: Path | str) -> dict[str, Any]:
                     prov.get("endpoints"))
     _summarize_voip(d, voip, acc, window)
     _summarize_qdisc(d, spec, prov, acc, window)
+    return summary_document(spec, acc.invalid, acc.warnings, acc.metrics, acc.flows,
+                            {k: v for k, v in (prov.get("timing") or {}).items() if _is_num(v)})
+
+
+def summary_document(spec: dict[str, Any], invalid: list[str], warnings: list[str], metrics: dict[str, Any],
+                     flows: list[dict[str, Any]], timing: dict[str, float]) -> dict[str, Any]:
+    """summary.json's layout (analysis/schemas/summary.schema.json), for measured and simulated
+    trials alike: valid exactly when no check made the trial invalid."""
     return {
         "schema": SUMMARY_SCHEMA,
         "paper": spec["paper"],
         "cell": spec["cell"],
         "trial": int(spec["trial"]),
         "profile": spec.get("profile"),
-        "valid": not acc.invalid,
-        "invalid_reasons": acc.invalid,
-        "warnings": acc.warnings,
-        "metrics": acc.metrics,
-        "flows": acc.flows,
-        "timing": {k: v for k, v in (prov.get("timing") or {}).items() if _is_num(v)},
+        "valid": not invalid,
+        "invalid_reasons": invalid,
+        "warnings": warnings,
+        "metrics": metrics,
+        "flows": flows,
+        "timing": timing,
     }
 
 

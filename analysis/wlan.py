@@ -14,7 +14,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-SUMMARY_SCHEMA = "tcprepro.summary/1"
+from analysis.summarize import summary_document
+
 DIRECTIONS = ("down", "up")
 CLASSES = ("data", "ack", "other")
 # The model's own derived numbers are recomputed here; a larger disagreement is a bug, reported.
@@ -173,16 +174,6 @@ def summarize(spec: dict[str, Any], raw: dict[str, Any], prov: dict[str, Any]) -
                       "loss_prob": loss_probability(int(f["data_retx"]), int(f["data_sent"])),
                       "rto_events": int(f["rto_events"]), "recovery_events": int(f["recovery_events"])})
     timing = {k: float(v) for k, v in (prov.get("timing") or {}).items() if _finite(v) and v >= 0}
-    return {
-        "schema": SUMMARY_SCHEMA,
-        "paper": spec["paper"],
-        "cell": spec["cell"],
-        "trial": int(spec["trial"]),
-        "profile": spec.get("profile"),
-        "valid": not invalid,
-        "invalid_reasons": invalid,
-        "warnings": warnings,
-        "metrics": {k: (int(v) if isinstance(v, int) else float(v)) for k, v in metrics.items() if _finite(v)},
-        "flows": flows,
-        "timing": timing,
-    }
+    return summary_document(spec, invalid, warnings,
+                            {k: (int(v) if isinstance(v, int) else float(v)) for k, v in metrics.items() if _finite(v)},
+                            flows, timing)
