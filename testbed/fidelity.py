@@ -85,21 +85,26 @@ def static_checks(dirs: dict[str, shaping.DirectionSpec], trees: dict[str, Any])
 def packet_size_check(qdisc_csv: Path) -> dict[str, Any]:
     """No queued packet larger than the MTU: segmentation offloads really are off.
 
-    Per sample, backlog bytes over backlog packets; the 99th percentile over the run. Not the
-    maximum: the kernel updates the two counters separately, so a read during a dequeue can pair
-    three packets' bytes with a count of two (seen: one sample of 1625 in thousands). A GSO
-    super-packet (tens of KB) would move the whole distribution.
+    Per sample of the forward bottleneck, backlog bytes over backlog packets; the 90th percentile
+    over the run must not exceed the MTU. Not the maximum, nor the 99th percentile: the kernel
+    updates the two counters separately, so a read during a dequeue can pair n+1 packets' bytes
+    with a count of n (or more: up to 6000 bytes over 1 packet seen). How often grows with the
+    dequeue rate: 0.4-0.9 % of busy samples at 10 Mbit/s (Westwood+ full trials), over 1 % at
+    20 Mbit/s with LEDBAT's short queue, which put the 99th percentile at 1524-1530 bytes and sent
+    attempts back (LEDBAT quick runs, 2026-11-22). A GSO super-packet (2-44 segments per skb)
+    lifts nearly every sample instead, so the 90th percentile still catches it.
     """
     from analysis.parsers import read_qdisc  # pandas: imported only where the analysis runs
 
     df = read_qdisc(qdisc_csv)
-    busy = df[df["backlog_pkts"] > 0]
+    busy = df[(df["backlog_pkts"] > 0) & (df["role"] == "forward")]
     if busy.empty:
         return check("queued_packet_size", shaping.MTU, None, 0, "bytes", None, "queue never held a packet")
     sizes = busy["backlog_bytes"] / busy["backlog_pkts"]
-    p99 = float(sizes.quantile(0.99))
-    return check("queued_packet_size", shaping.MTU, round(p99, 1), 0, "bytes per queued packet (99th percentile)",
-                 p99 <= shaping.MTU, f"largest single sample {float(sizes.max()):.0f}")
+    p90, above = float(sizes.quantile(0.90)), float((sizes > shaping.MTU).mean())
+    return check("queued_packet_size", shaping.MTU, round(p90, 1), 0, "bytes per queued packet (90th percentile)",
+                 p90 <= shaping.MTU,
+                 f"{above:.1%} of samples above the MTU; largest {float(sizes.max()):.0f}")
 
 
 Window = tuple[float | None, float | None]
