@@ -62,6 +62,19 @@ def paper_env(monkeypatch):
     return env
 
 
+@pytest.fixture
+def host_env(paper_env):
+    """paper_env pinned to the host kernel, for the tests that assert the host path. Skipped where
+    the host cannot serve trials at all: an unprivileged container mounts /proc/sys read-only, so
+    the workflow sends every trial to the VM there (test_vm_trial covers that path)."""
+    from testbed.doctor import check_sysctl_writable
+
+    writable = check_sysctl_writable()
+    if not writable.ok:
+        pytest.skip(f"the host kernel cannot run trials here: {writable.detail}; fix: {writable.fix}")
+    return {**paper_env, "TCPREPRO_KERNEL": "host"}
+
+
 def trial_cmd(paper: str, cell: str, out: Path, profile: str = "smoke", trial: int = 1) -> list[str]:
     return [sys.executable, "-m", "tcprepro", "trial", "--paper", paper, "--cell", cell,
             "--trial", str(trial), "--profile", profile, "--out", str(out)]

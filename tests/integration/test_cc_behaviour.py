@@ -22,8 +22,8 @@ MSS = 1448
 BPF_NAMES = [n for n, e in registry.registry().items() if "bpf" in e]
 
 
-def run(paper_env, paper: str, cell: str, out: Path) -> tuple[dict, dict]:
-    proc = subprocess.run(trial_cmd(paper, cell, out), env=paper_env, capture_output=True, text=True, timeout=300)
+def run(host_env, paper: str, cell: str, out: Path) -> tuple[dict, dict]:
+    proc = subprocess.run(trial_cmd(paper, cell, out), env=host_env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     assert usable(summary), summary["invalid_reasons"]
@@ -31,12 +31,12 @@ def run(paper_env, paper: str, cell: str, out: Path) -> tuple[dict, dict]:
 
 
 @pytest.mark.parametrize("name", BPF_NAMES)
-def test_each_bpf_name_registers_carries_a_transfer_and_is_unloaded(name, tmp_path, paper_env,
+def test_each_bpf_name_registers_carries_a_transfer_and_is_unloaded(name, tmp_path, host_env,
                                                                     nothing_left_behind):
     if registry.how_available(name)[0] != "bpf":
         pytest.skip(f"{name} is served by {registry.how_available(name)[0]} on this kernel, not BPF")
     out = tmp_path / "ccnames" / name / "trial-1"
-    summary, prov = run(paper_env, "ccnames", name, out)
+    summary, prov = run(host_env, "ccnames", name, out)
     cc = prov["congestion_controls"][name]
     kernel_name = registry.registry()[name]["bpf"]["kernel_name"]
     assert cc["impl"] == "bpf" and cc["kernel_name"] == kernel_name
@@ -49,9 +49,9 @@ def test_each_bpf_name_registers_carries_a_transfer_and_is_unloaded(name, tmp_pa
     assert loader.loaded_by_us(kernel_name) is None
 
 
-def test_ledbat_alone_keeps_the_queue_near_target_and_fills_the_link(tmp_path, paper_env, nothing_left_behind):
+def test_ledbat_alone_keeps_the_queue_near_target_and_fills_the_link(tmp_path, host_env, nothing_left_behind):
     out = tmp_path / "ledbatq" / "ledbat" / "trial-1"
-    summary, prov = run(paper_env, "ledbatq", "ledbat", out)
+    summary, prov = run(host_env, "ledbatq", "ledbat", out)
     delay = queue_delay_ms(out, prov, 10, 30)     # after the linear ramp-up
     p10, p50, p90 = np.percentile(delay, [10, 50, 90])
     print(f"LEDBAT alone: queueing delay p10 {p10:.1f} median {p50:.1f} p90 {p90:.1f} ms; "
@@ -62,9 +62,9 @@ def test_ledbat_alone_keeps_the_queue_near_target_and_fills_the_link(tmp_path, p
     assert acked_kbit_s(probe(out, prov), 10, 29) > 0.9 * RATE_KBIT * MSS / 1500
 
 
-def test_ledbat_yields_to_a_cubic_flow_that_joins(tmp_path, paper_env, nothing_left_behind):
+def test_ledbat_yields_to_a_cubic_flow_that_joins(tmp_path, host_env, nothing_left_behind):
     out = tmp_path / "ledbatyield" / "ledbat-cubic" / "trial-1"
-    _, prov = run(paper_env, "ledbatyield", "ledbat-cubic", out)
+    _, prov = run(host_env, "ledbatyield", "ledbat-cubic", out)
     ledbat, cubic = probe(out, prov, 0), probe(out, prov, 1)
     before = acked_kbit_s(ledbat, 3, 9.5)
     led, cub = acked_kbit_s(ledbat, 20, 29), acked_kbit_s(cubic, 20, 29)
@@ -73,10 +73,10 @@ def test_ledbat_yields_to_a_cubic_flow_that_joins(tmp_path, paper_env, nothing_l
     assert cub > 0.8 * (led + cub), "CUBIC ends with most of the link"
 
 
-def test_mdvar_drains_the_queue_periodically(tmp_path, paper_env, nothing_left_behind):
+def test_mdvar_drains_the_queue_periodically(tmp_path, host_env, nothing_left_behind):
     """MDvar's beta = 1 - TARGET/RTT drains the queue whatever the base delay (none here)."""
     out = tmp_path / "ledbatq" / "ledbat-mdvar" / "trial-1"
-    summary, prov = run(paper_env, "ledbatq", "ledbat-mdvar", out)
+    summary, prov = run(host_env, "ledbatq", "ledbat-mdvar", out)
     assert drains(out, prov, "ledbat-mdvar", summary) >= 5
 
 
@@ -86,12 +86,12 @@ def htcp_alpha(delta_s: np.ndarray, delta_l: float = 1.0) -> np.ndarray:
     return np.where(delta_s <= delta_l, 1.0, 1 + 10 * d + (d / 2) ** 2)
 
 
-def test_bpf_htcp_growth_after_a_loss_follows_alpha(tmp_path, paper_env, nothing_left_behind):
+def test_bpf_htcp_growth_after_a_loss_follows_alpha(tmp_path, host_env, nothing_left_behind):
     """Between losses, cwnd grows by alpha(Delta) per RTT: integrate alpha(Delta(t))/srtt(t) from
     the end of recovery to the next loss and compare with the growth the trace shows (RTT scaling
     off: the path has no base delay)."""
     out = tmp_path / "htcpalpha" / "bpf-htcp" / "trial-1"
-    _, prov = run(paper_env, "htcpalpha", "bpf-htcp", out)
+    _, prov = run(host_env, "htcpalpha", "bpf-htcp", out)
     assert next(iter(prov["congestion_controls"].values()))["impl"] == "bpf"
     df = probe(out, prov)
     t, cwnd, srtt = df.t.to_numpy(), df.snd_cwnd.to_numpy(), df.srtt_us.to_numpy() / 1e6

@@ -18,8 +18,8 @@ pytestmark = pytest.mark.root
 QUEUE_BYTES = 30000
 
 
-def run_trial(paper_env, out: Path, cell: str = "r1000", **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(trial_cmd("hostnet", cell, out, **kw), env=paper_env, capture_output=True,
+def run_trial(host_env, out: Path, cell: str = "r1000", **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(trial_cmd("hostnet", cell, out, **kw), env=host_env, capture_output=True,
                           text=True, timeout=180)
 
 
@@ -27,9 +27,9 @@ def load(out: Path, name: str) -> dict:
     return json.loads((out / name).read_text())
 
 
-def test_host_trial_meets_its_fidelity_checks(tmp_path, paper_env, nothing_left_behind):
+def test_host_trial_meets_its_fidelity_checks(tmp_path, host_env, nothing_left_behind):
     out = tmp_path / "hostnet" / "r1000" / "trial-1"
-    proc = run_trial(paper_env, out)
+    proc = run_trial(host_env, out)
     assert proc.returncode == 0, proc.stderr
     assert "kernel " in proc.stdout and "set-up" in proc.stdout and "tear-down" in proc.stdout
     summary, prov = load(out, "summary.json"), load(out, "provenance.json")
@@ -61,9 +61,9 @@ def test_host_trial_meets_its_fidelity_checks(tmp_path, paper_env, nothing_left_
     assert not out.with_name("trial-1.partial").exists()
 
 
-def test_concurrent_trials_do_not_see_each_other(tmp_path, paper_env, nothing_left_behind):
+def test_concurrent_trials_do_not_see_each_other(tmp_path, host_env, nothing_left_behind):
     outs = {cell: tmp_path / "hostnet" / cell / "trial-1" for cell in ("r1000", "r2000")}
-    procs = {cell: subprocess.Popen(trial_cmd("hostnet", cell, out), env=paper_env, stdout=subprocess.PIPE,
+    procs = {cell: subprocess.Popen(trial_cmd("hostnet", cell, out), env=host_env, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True) for cell, out in outs.items()}
     for proc in procs.values():
         _, err = proc.communicate(timeout=180)
@@ -93,9 +93,9 @@ def _wait_for_traffic(out: Path, timeout: float = 60) -> None:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_signal_midway_leaves_nothing(tmp_path, paper_env, nothing_left_behind, sig):
+def test_signal_midway_leaves_nothing(tmp_path, host_env, nothing_left_behind, sig):
     out = tmp_path / "hostnet" / "r1000" / "trial-1"
-    proc = subprocess.Popen(trial_cmd("hostnet", "r1000", out), env=paper_env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(trial_cmd("hostnet", "r1000", out), env=host_env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     _wait_for_traffic(out)
     proc.send_signal(sig)
@@ -105,12 +105,12 @@ def test_signal_midway_leaves_nothing(tmp_path, paper_env, nothing_left_behind, 
     assert not out.exists() and not out.with_name("trial-1.partial").exists()
 
 
-def test_sigkill_midway_is_swept(tmp_path, paper_env, nothing_left_behind):
+def test_sigkill_midway_is_swept(tmp_path, host_env, nothing_left_behind):
     """kill -9 runs no handler: processes die by their parent-death signal, namespaces with their
     last process, and the sweep removes the tracefs instance and the partial directory."""
     results = tmp_path / "results"
     out = results / "smoke" / "hostnet" / "r1000" / "trial-1"
-    proc = subprocess.Popen(trial_cmd("hostnet", "r1000", out), env=paper_env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(trial_cmd("hostnet", "r1000", out), env=host_env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     _wait_for_traffic(out)
     proc.kill()
@@ -157,9 +157,9 @@ def test_missing_kernel_feature_fails_loudly(tmp_path, paper_env, nothing_left_b
     assert not out.exists()
 
 
-def test_fixed_size_staggered_flows_with_their_own_congestion_control(tmp_path, paper_env, nothing_left_behind):
+def test_fixed_size_staggered_flows_with_their_own_congestion_control(tmp_path, host_env, nothing_left_behind):
     out = tmp_path / "hostflows" / "two-flows" / "trial-1"
-    proc = subprocess.run(trial_cmd("hostflows", "two-flows", out), env=paper_env, capture_output=True, text=True,
+    proc = subprocess.run(trial_cmd("hostflows", "two-flows", out), env=host_env, capture_output=True, text=True,
                           timeout=180)
     assert proc.returncode == 0, proc.stderr
     summary, prov = load(out, "summary.json"), load(out, "provenance.json")
