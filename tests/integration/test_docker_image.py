@@ -3,7 +3,8 @@ scripts/docker-image, `docker run ... smoke` regenerates the smoke outputs into 
 folders and matches the committed smoke reference (TCPREPRO_CHECK=1: CI's regression check).
 
 Uses the capability variant of --privileged (README, "Docker"), which also works in this project's
-sandbox. Skipped, with dockerd's own words, only where no Docker engine can run at all.
+sandbox. Skipped, with the engine's own words, only where no Docker engine can run a container at all
+(no dockerd, or dockerd inside an unprivileged container, whose cgroup mounts are read-only).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def image() -> str:
     proc = subprocess.run([str(CHECKOUT / "scripts" / "docker-image"), TAG], capture_output=True, text=True,
                           timeout=2400)
     if proc.returncode == 3:
-        pytest.skip(f"no Docker engine can run on this machine: {proc.stderr.strip()[-500:]}")
+        pytest.skip(f"no Docker engine can run a container on this machine: {proc.stderr.strip()[-500:]}")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     return TAG
 
