@@ -89,7 +89,7 @@ def packet_size_check(qdisc_csv: Path) -> dict[str, Any]:
     over the run must not exceed the MTU. Not the maximum, nor the 99th percentile: the kernel
     updates the two counters separately, so a read during a dequeue can pair n+1 packets' bytes
     with a count of n (or more: up to 6000 bytes over 1 packet seen). How often grows with the
-    dequeue rate: 0.4-0.9 % of busy samples at 10 Mbit/s (Westwood+ full trials), over 1 % at
+    dequeue rate: 0.3-1.2 % of busy samples at 10 Mbit/s (Westwood+ full trials), more at
     20 Mbit/s with LEDBAT's short queue, which put the 99th percentile at 1524-1530 bytes and sent
     attempts back (LEDBAT quick runs, 2026-11-22). A GSO super-packet (2-44 segments per skb)
     lifts nearly every sample instead, so the 90th percentile still catches it.
