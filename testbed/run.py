@@ -149,6 +149,33 @@ def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_atte
     return summary
 
 
+def _measure(args: argparse.Namespace, spec: dict[str, Any], where: str, attempts: int,
+             binary: Any = None) -> tuple[int, dict[str, Any] | None]:
+    """run_with_retries, with an interrupt or a failure turned into its exit status and one clear
+    line (the details are in the trial's log)."""
+    from testbed.interrupt import TrialInterrupted
+
+    out = args.out.resolve()
+    try:
+        return 0, run_with_retries(spec, out, where, attempts, binary)
+    except TrialInterrupted as exc:
+        print(f"interrupted ({exc}): trial {args.out} removed, nothing left behind", file=sys.stderr)
+        return 130, None
+    except Exception as exc:
+        print(f"error: trial {args.out} failed: {exc}\n  log: {failed_log_path(out)}", file=sys.stderr)
+        return 1, None
+
+
+def _report_done(args: argparse.Namespace, summary: dict[str, Any], head: str, wall: float,
+                 traffic_s: float) -> None:
+    """The trial's one-line outcome, then the workflow's progress line when this trial updates it."""
+    print(head + f", valid={summary['valid']}"
+          + (f" ({'; '.join(summary['invalid_reasons'])})" if not summary["valid"] else ""))
+    line = progress.record_done(args.out.resolve().parents[2], str(args.out.resolve()), wall, traffic_s)
+    if line:
+        print(line)
+
+
 def simulate_main(args: argparse.Namespace, spec: dict[str, Any]) -> int:
     """A simulated trial: the model binary (built or reused) on the host; no kernel, VM or root.
     A deterministic simulation gives the same result when rerun, so it gets one attempt."""
@@ -171,21 +198,12 @@ def simulate_main(args: argparse.Namespace, spec: dict[str, Any]) -> int:
             if not cleanup.pid_alive(int((stale / cleanup.OWNER_FILE).read_text())):
                 shutil.rmtree(stale, ignore_errors=True)
     t0 = time.monotonic()
-    try:
-        summary = run_with_retries(spec, out, "sim", 1, binary)
-    except TrialInterrupted as exc:
-        print(f"interrupted ({exc}): trial {args.out} removed, nothing left behind", file=sys.stderr)
-        return 130
-    except Exception as exc:  # every failure becomes one clear line; the details are in the log
-        print(f"error: trial {args.out} failed: {exc}\n  log: {failed_log_path(out)}", file=sys.stderr)
-        return 1
+    code, summary = _measure(args, spec, "sim", 1, binary)
+    if summary is None:
+        return code
     wall = time.monotonic() - t0
-    print(f"trial {args.out}: simulated {spec['duration_s']} s ({binary.path.name}, RNG run {spec['trial']}) "
-          f"in {wall:.1f} s, valid={summary['valid']}"
-          + (f" ({'; '.join(summary['invalid_reasons'])})" if not summary["valid"] else ""))
-    line = progress.record_done(out.parents[2], str(out), wall, 0.0)
-    if line:
-        print(line)
+    _report_done(args, summary, f"trial {args.out}: simulated {spec['duration_s']} s ({binary.path.name}, "
+                 f"RNG run {spec['trial']}) in {wall:.1f} s", wall, 0.0)
     return 0
 
 
@@ -219,27 +237,17 @@ def main(args: argparse.Namespace) -> int:
         print(f"{args.paper}/{args.cell} trial {args.trial}: the host kernel lacks what this cell needs: "
               f"measuring in the VM", file=sys.stderr)
 
-    from testbed.trial import TrialInterrupted, install_signal_handlers
+    from testbed.trial import install_signal_handlers
     install_signal_handlers()
     cleanup.sweep(quiet=True)
-    out = args.out.resolve()
     attempts = (args.max_attempts or int(os.environ.get("TCPREPRO_MAX_ATTEMPTS", 0))
                 or int(load_workflow().get("max_attempts", 2)))
     t0 = time.monotonic()
-    try:
-        summary = run_with_retries(spec, out, where, attempts)
-    except TrialInterrupted as exc:
-        print(f"interrupted ({exc}): trial {args.out} removed, nothing left behind", file=sys.stderr)
-        return 130
-    except Exception as exc:  # every failure becomes one clear line; the traceback is in the log
-        print(f"error: trial {args.out} failed: {exc}\n  log: {failed_log_path(out)}", file=sys.stderr)
-        return 1
+    code, summary = _measure(args, spec, where, attempts)
+    if summary is None:
+        return code
     kernel, timing = summary["kernel"], summary["timing"]
-    print(f"trial {args.out}: kernel {kernel['release']} ({kernel['where']}), set-up "
-          f"{timing.get('setup_s', 0):.2f} s + tear-down {timing.get('teardown_s', 0):.2f} s, "
-          f"valid={summary['valid']}"
-          + (f" ({'; '.join(summary['invalid_reasons'])})" if not summary["valid"] else ""))
-    line = progress.record_done(out.parents[2], str(out), time.monotonic() - t0, timing.get("traffic_s", 0.0))
-    if line:
-        print(line)
+    _report_done(args, summary, f"trial {args.out}: kernel {kernel['release']} ({kernel['where']}), set-up "
+                 f"{timing.get('setup_s', 0):.2f} s + tear-down {timing.get('teardown_s', 0):.2f} s",
+                 time.monotonic() - t0, timing.get("traffic_s", 0.0))
     return 0
