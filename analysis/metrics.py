@@ -59,7 +59,7 @@ def loss_fraction(voip: VoipLog) -> float | None:
 # ------------------------------------------------------------------------------------------
 
 
-def _role_samples(
+def role_samples(
     qdisc_df: pd.DataFrame, role: str, t_from: float | None = None, t_to: float | None = None
 ) -> pd.DataFrame:
     """One role's samples in time order, optionally windowed; one device per role is expected."""
@@ -94,7 +94,7 @@ def saturation_rate_kbit(
     the link busy for the whole interval (backlog >= rate x dt): a queue that empties and refills
     between two samples (a delay-based sender draining it) would otherwise read as a slow link.
     """
-    q = _role_samples(qdisc_df, role, t_from, t_to)
+    q = role_samples(qdisc_df, role, t_from, t_to)
     if len(q) < 2:
         return None
     backlog = q["backlog_bytes"].to_numpy()
@@ -118,7 +118,7 @@ def queue_stats(
     Means are per sample (samples are evenly spaced). Drops sum the counter's increases, so a
     reset counter does not make them negative.
     """
-    q = _role_samples(qdisc_df, role, t_from, t_to)
+    q = role_samples(qdisc_df, role, t_from, t_to)
     if q.empty:
         return {"backlog_bytes_mean": None, "backlog_bytes_max": None, "backlog_pkts_mean": None,
                 "backlog_pkts_max": None, "drops": 0, "samples": 0}
@@ -153,7 +153,7 @@ def queue_full_events(
     bursts separated by a quiet sample are two events. Only intervals with both ends inside
     [t_from, t_to] are considered; `window_s` is the span of the samples used.
     """
-    q = _role_samples(qdisc_df, role, t_from, t_to)
+    q = role_samples(qdisc_df, role, t_from, t_to)
     if len(q) < 2:
         return QueueFullEvents(count=0, window_s=0.0, per_minute=None)
     rising = np.diff(q["drops"].to_numpy()) > 0

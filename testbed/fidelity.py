@@ -94,10 +94,11 @@ def packet_size_check(qdisc_csv: Path) -> dict[str, Any]:
     attempts back (LEDBAT quick runs, 2026-11-22). A GSO super-packet (2-44 segments per skb)
     lifts nearly every sample instead, so the 90th percentile still catches it.
     """
-    from analysis.parsers import read_qdisc  # pandas: imported only where the analysis runs
+    from analysis.metrics import role_samples  # pandas: imported only where the analysis runs
+    from analysis.parsers import read_qdisc
 
-    df = read_qdisc(qdisc_csv)
-    busy = df[(df["backlog_pkts"] > 0) & (df["role"] == "forward")]
+    fwd = role_samples(read_qdisc(qdisc_csv), "forward")
+    busy = fwd[fwd["backlog_pkts"] > 0]
     if busy.empty:
         return check("queued_packet_size", shaping.MTU, None, 0, "bytes", None, "queue never held a packet")
     sizes = busy["backlog_bytes"] / busy["backlog_pkts"]
@@ -128,11 +129,11 @@ def saturation_rate_check(qdisc_csv: Path, spec: shaping.DirectionSpec,
 def worst_window_rate_check(qdisc_csv: Path, spec: shaping.DirectionSpec,
                             window: Window = (None, None)) -> dict[str, Any]:
     """The slowest 0.5-s stretch of a backlogged bottleneck against the configured rate."""
-    from analysis.metrics import saturation_rate_kbit
+    from analysis.metrics import role_samples, saturation_rate_kbit
     from analysis.parsers import read_qdisc
 
     q = read_qdisc(qdisc_csv)
-    fwd = q[q["role"] == "forward"]
+    fwd = role_samples(q, "forward")
     t_from = window[0] if window[0] is not None else float(fwd["t"].min())
     t_to = window[1] if window[1] is not None else float(fwd["t"].max())
     rates = []

@@ -171,7 +171,8 @@ def _report_done(args: argparse.Namespace, summary: dict[str, Any], head: str, w
     """The trial's one-line outcome, then the workflow's progress line when this trial updates it."""
     print(head + f", valid={summary['valid']}"
           + (f" ({'; '.join(summary['invalid_reasons'])})" if not summary["valid"] else ""))
-    line = progress.record_done(args.out.resolve().parents[2], str(args.out.resolve()), wall, traffic_s)
+    out = args.out.resolve()
+    line = progress.record_done(out.parents[2], str(out), wall, traffic_s)
     if line:
         print(line)
 
