@@ -87,6 +87,17 @@ def test_saturation_rate_given_the_nominal_rate_skips_intervals_the_queue_could_
     assert saturation_rate_kbit(q, "forward", min_saturated_s=1.0, rate_kbit=8) == pytest.approx(8.0)
 
 
+def test_saturation_rate_bar_does_not_depend_on_the_intervals_own_length() -> None:
+    """Sample stamps jitter: the link sends 1000 B every 1 s, but intervals are stamped 0.8 or 1.2 s
+    long alternately. With the start backlog at 1000 B, a per-interval bar (rate x own dt) would
+    admit only the short-stamped intervals and read 25 % fast; the median bar admits both."""
+    t = [0.0]
+    for i in range(10):
+        t.append(t[-1] + (0.8 if i % 2 == 0 else 1.2))
+    q = qdf(t=t, backlog=[1000] * 11, sent=[1000 * i for i in range(11)])
+    assert saturation_rate_kbit(q, "forward", min_saturated_s=1.0, rate_kbit=8) == pytest.approx(8.0)
+
+
 def test_saturation_rate_skips_counter_reset_and_single_samples() -> None:
     q = qdf(t=[0, 1, 2, 3, 4], backlog=[5, 5, 5, 0, 5], sent=[1000, 1500, 100, 200, 300])
     # 0-1: +500 in 1 s counts; 1-2 counter went backwards: skipped; sample 4 is a run of one.
