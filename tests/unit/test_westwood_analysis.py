@@ -141,6 +141,25 @@ def test_claims_on_hand_made_cells() -> None:
     assert len(slow["equal_at_test1"].failed) == 2                   # off the report and off CUBIC
 
 
+def test_test2_and_test3_numbers_against_the_reports_within_the_tolerance() -> None:
+    """Given tolerance_pct, the order holding is not enough: each number is held to the report's."""
+    claims = [{"id": "cubic_ahead_test2", "text": "c", "tolerance_pct": 5},
+              {"id": "westwood_ahead_test3", "text": "w", "tolerance_pct": 5}]
+    cells = measured(**{"cubic-t3": cell(goodput_kbit_s=5700), "westwood-t3": cell(goodput_kbit_s=6100)})
+    v = {x.claim: x for x in ww.evaluate(claims, ww.Cells.from_cells(cells, PARAMS), REFERENCE)}
+    t2 = v["cubic_ahead_test2"]
+    assert t2.verdict == "partly"                                   # the order held, both numbers far off
+    assert t2.failed == ["t2: CUBIC 7000 kbit/s vs the report's 649 (+978.6 %, tolerance 5 %)",
+                         "t2: Westwood+ 5000 kbit/s vs the report's 240 (+1983.3 %, tolerance 5 %)"]
+    # 500 ms one-way: 1 s of base RTT; 649 kbit/s x 1 s = 81 KB, 7000 kbit/s x 1 s = 875 KB
+    assert t2.note == ("Over the 1000-ms base round trip, the report's numbers mean 81 KB (CUBIC) and 30 KB "
+                       "(Westwood+) in flight on average, against 875 KB and 625 KB here. Something the report "
+                       "does not describe held its senders back: a window limit, timeouts or a short test would; "
+                       "the report gives neither its test time nor its socket buffer sizes.")
+    t3 = v["westwood_ahead_test3"]
+    assert t3.verdict == "reproduced" and len(t3.held) == 3 and t3.note == ""    # no delay: no note
+
+
 def test_claims_without_cells_are_not_evaluated() -> None:
     v = verdicts({"cubic-t1": cell(goodput_kbit_s=9500), "westwood-t1": cell(0, goodput_kbit_s=9500)})
     assert all(x.verdict == "not evaluated" for x in v.values()), v
