@@ -25,6 +25,9 @@ GOODPUT = "goodput_kbit_s"
 OSCILLATION = "bulk0.cwnd_range_rel"
 EVENTS = "bulk0.congestion_events"
 INFINITE_SSTHRESH = 0x7FFFFFFF        # the kernel's "not set yet" (TCP_INFINITE_SSTHRESH)
+# Sweeps: closer than this (% of their throughput) the two are level, whatever the trials say: a lead of
+# 0.1 %, however repeatable, is not one a user of either algorithm would notice. config may override.
+LEVEL_PCT = 1.0
 
 
 @dataclass
@@ -178,6 +181,26 @@ class SweepPoint:
     mean: dict[str, float | None]
     std: dict[str, float | None]
     n: dict[str, int]
+    level_pct: float = LEVEL_PCT
+
+    def advantage_pct(self) -> float | None:
+        """Westwood+ minus CUBIC, in % of their mean throughput (None unless both are measured)."""
+        c, w = self.mean["cubic"], self.mean["westwood"]
+        if c is None or w is None:
+            return None
+        return 100.0 * (w - c) / ((w + c) / 2)
+
+    def lead(self) -> str | None:
+        """The algorithm ahead here, or None when they are level: apart by no more than `level_pct`
+        of their throughput or than their trials' spread (the two standard deviations added)."""
+        adv = self.advantage_pct()
+        if adv is None:
+            return None
+        c, w = self.mean["cubic"], self.mean["westwood"]
+        spread = 100.0 * ((self.std["cubic"] or 0) + (self.std["westwood"] or 0)) / ((w + c) / 2)  # type: ignore[operator]
+        if abs(adv) <= max(self.level_pct, spread):
+            return None
+        return "westwood" if adv > 0 else "cubic"
 
 
 def sweep(cells: Cells, spec: dict[str, Any]) -> list[SweepPoint]:
@@ -192,37 +215,48 @@ def sweep(cells: Cells, spec: dict[str, Any]) -> list[SweepPoint]:
             mean={cc: cells.value(cc, cond, GOODPUT) for cc in CCS},
             std={cc: cells.value(cc, cond, GOODPUT, "std") for cc in CCS},
             n={cc: int((cells.by_key.get((cc, cond)) or {}).get("n_valid", 0)) for cc in CCS},
+            level_pct=float(spec.get("level_pct", LEVEL_PCT)),
         ))
     return sorted(points, key=lambda p: p.x)
 
 
+def _both(points: list[SweepPoint]) -> list[SweepPoint]:
+    return [p for p in points if all(p.mean[cc] is not None for cc in CCS)]
+
+
 def crossovers(points: list[SweepPoint]) -> list[dict[str, Any]]:
-    """Where the lead changes between neighbouring measured points, with the linearly interpolated
-    crossing: `to` names the algorithm ahead after it."""
-    measured = [p for p in points if all(p.mean[cc] is not None for cc in CCS)]
+    """Where an algorithm pulls ahead between neighbouring measured points (from level, or from
+    behind): `to` names it, `at` interpolates linearly where its advantage reaches the level band."""
     out = []
-    for a, b in itertools.pairwise(measured):
-        da = a.mean["westwood"] - a.mean["cubic"]     # type: ignore[operator]
-        db = b.mean["westwood"] - b.mean["cubic"]     # type: ignore[operator]
-        if (da > 0) == (db > 0):
+    for a, b in itertools.pairwise(_both(points)):
+        to = b.lead()
+        if to is None or a.lead() == to:
             continue
-        x = a.x + (b.x - a.x) * (0 - da) / (db - da) if db != da else a.x
-        out.append({"between": [a.x, b.x], "at": x, "to": "westwood" if db > 0 else "cubic"})
+        sign = 1.0 if to == "westwood" else -1.0
+        ea = sign * a.advantage_pct() - b.level_pct          # type: ignore[operator]
+        eb = sign * b.advantage_pct() - b.level_pct          # type: ignore[operator]
+        x = a.x + (b.x - a.x) * (0 - ea) / (eb - ea) if eb != ea else b.x
+        out.append({"between": [a.x, b.x], "at": max(a.x, min(b.x, x)), "to": to})
     return out
 
 
 def describe_crossovers(points: list[SweepPoint], unit: str) -> str:
-    """One sentence: who leads over the sweep and where the lead changes."""
-    measured = [p for p in points if all(p.mean[cc] is not None for cc in CCS)]
+    """One sentence: who leads where over the sweep, runs of equal lead joined."""
+    measured = _both(points)
     if len(measured) < 2:
         return "not enough of the sweep measured"
-    cross = crossovers(points)
-    first = "westwood" if measured[0].mean["westwood"] > measured[0].mean["cubic"] else "cubic"  # type: ignore[operator]
-    if not cross:
-        return f"{LABEL[first]} leads over the whole sweep ({measured[0].x:g}-{measured[-1].x:g} {unit})"
-    parts = [f"{LABEL[first]} leads at {measured[0].x:g} {unit}"]
-    parts += [f"{LABEL[c['to']]} takes the lead between {c['between'][0]:g} and {c['between'][1]:g} {unit} "
-              f"(interpolated: {c['at']:.2g} {unit})" for c in cross]
+    runs: list[tuple[str | None, float, float]] = []
+    for p in measured:
+        lead = p.lead()
+        if runs and runs[-1][0] == lead:
+            runs[-1] = (lead, runs[-1][1], p.x)
+        else:
+            runs.append((lead, p.x, p.x))
+    band = measured[0].level_pct
+    parts = []
+    for lead, lo, hi in runs:
+        who = f"{LABEL[lead]} ahead" if lead else f"level (within {band:g} % or the trials' spread)"
+        parts.append(f"{who} at {lo:g} {unit}" if lo == hi else f"{who} from {lo:g} to {hi:g} {unit}")
     return "; ".join(parts)
 
 

@@ -169,11 +169,32 @@ def test_sweep_and_where_westwood_overtakes() -> None:
     cells = measured(**{"cubic-loss1": cell(goodput_kbit_s=8000), "westwood-loss1": cell(goodput_kbit_s=7000)})
     points = ww.sweep(ww.Cells.from_cells(cells, PARAMS), {"axis": "loss_pct", "conditions": ["t3", "t1", "loss1"]})
     assert [p.x for p in points] == [0, 1, 5]
+    # westwood - cubic: -20 at 0 % (level: 0.2 %), -1000 at 1 % (CUBIC ahead), +600 at 5 %
+    assert [p.lead() for p in points] == [None, "cubic", "westwood"]
     cross = ww.crossovers(points)
-    # westwood - cubic: -20 at 0 %, -1000 at 1 %, +600 at 5 %: the lead changes between 1 and 5 %
-    assert cross == [{"between": [1.0, 5.0], "at": pytest.approx(1 + 4 * 1000 / 1600), "to": "westwood"}]
-    text = ww.describe_crossovers(points, "%")
-    assert text.startswith("CUBIC leads at 0 %; Westwood+ takes the lead between 1 and 5 %")
+    # the lead passes from CUBIC to Westwood+ between 1 and 5 %; Westwood+'s advantage, -13.3 % of
+    # the mean at 1 % and +10.2 % at 5 %, reaches the 1 % band at 1 + 4 x 14.3 / 23.5
+    adv1, adv5 = -100 * 1000 / 7500, 100 * 600 / 5900
+    at = 1 + 4 * (1 - adv1) / (adv5 - adv1)
+    assert cross[1] == {"between": [1.0, 5.0], "at": pytest.approx(at), "to": "westwood"}
+    assert cross[0]["to"] == "cubic" and cross[0]["between"] == [0.0, 1.0]
+    assert ww.describe_crossovers(points, "%") == (
+        "level (within 1 % or the trials' spread) at 0 %; CUBIC ahead at 1 %; Westwood+ ahead at 5 %")
+
+
+def test_sweep_leads_below_the_level_band_or_within_the_spread_are_level() -> None:
+    """0.3 % apart is level however tight the trials; 3 % apart with a 200-kbit/s spread each is too."""
+    cells = measured(**{"cubic-loss1": cell(goodput_kbit_s=9500), "westwood-loss1": cell(goodput_kbit_s=9530),
+                        "cubic-d100": cell(goodput_kbit_s=9000), "westwood-d100": cell(goodput_kbit_s=9270)})
+    cells["cubic-d100"]["metrics"]["goodput_kbit_s"]["std"] = 200.0
+    cells["westwood-d100"]["metrics"]["goodput_kbit_s"]["std"] = 200.0
+    c = ww.Cells.from_cells(cells, PARAMS)
+    loss = ww.sweep(c, {"axis": "loss_pct", "conditions": ["t1", "loss1"]})
+    assert [p.lead() for p in loss] == [None, None] and ww.crossovers(loss) == []
+    assert ww.describe_crossovers(loss, "%") == "level (within 1 % or the trials' spread) from 0 to 1 %"
+    delay = ww.sweep(c, {"axis": "delay_ms", "conditions": ["d100"], "level_pct": 1})
+    assert delay[0].lead() is None                                  # 2.96 % apart, 4.4 % of spread
+    assert ww.sweep(c, {"axis": "delay_ms", "conditions": ["d100"], "level_pct": 5})[0].level_pct == 5
 
 
 def test_median_trial_is_named(tmp_path: Path) -> None:
