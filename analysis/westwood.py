@@ -95,12 +95,12 @@ def _ahead(cells: Cells, claim: dict[str, Any], cond: str, ahead: str, reference
             _vs_report(cond, cc, v, ref, float(claim["tolerance_pct"]), held, failed)
         rtt_s = 2 * float(cells.params.get((ahead, cond), {}).get("delay_ms", 0)) / 1000
         if rtt_s > 0:
-            kb = {cc: (v * rtt_s / 8, ref * rtt_s / 8) for cc, v, ref in ((ahead, a, ref_a), (behind, b, ref_b))}
+            # kbit/s x s / 8 = KB in flight
+            ours, theirs = [a * rtt_s / 8, b * rtt_s / 8], [ref_a * rtt_s / 8, ref_b * rtt_s / 8]
             note = (f"Over the {rtt_s * 1000:.0f}-ms base round trip, the report's numbers mean "
-                    + " and ".join(f"{kb[cc][1]:.0f} KB ({LABEL[cc]})" for cc in (ahead, behind))
-                    + " in flight on average, against "
-                    + " and ".join(f"{kb[cc][0]:.0f} KB" for cc in (ahead, behind)) + " here.")
-            if all(report < ours / 2 for ours, report in kb.values()):
+                    f"{theirs[0]:.0f} KB ({LABEL[ahead]}) and {theirs[1]:.0f} KB ({LABEL[behind]}) in flight "
+                    f"on average, against {ours[0]:.0f} KB and {ours[1]:.0f} KB here.")
+            if all(t < o / 2 for o, t in zip(ours, theirs, strict=True)):
                 note += (" Something the report does not describe held its senders back: a window limit, "
                          "timeouts or a short test would; the report gives neither its test time nor its "
                          "socket buffer sizes.")
@@ -240,8 +240,8 @@ def crossovers(points: list[SweepPoint]) -> list[dict[str, Any]]:
     return out
 
 
-def describe_crossovers(points: list[SweepPoint], unit: str) -> str:
-    """One sentence: who leads where over the sweep, runs of equal lead joined."""
+def describe_sweep(points: list[SweepPoint], unit: str) -> str:
+    """One sentence: who leads where over the sweep (level, or one ahead), runs of equal lead joined."""
     measured = _both(points)
     if len(measured) < 2:
         return "not enough of the sweep measured"

@@ -90,7 +90,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out += ["## Where Westwood+ overtakes CUBIC (beyond the report)", ""]
     for name, spec in run.reference["sweeps"].items():
         points = ww.sweep(cells, spec)
-        out.append(f"- {name} sweep: {ww.describe_crossovers(points, spec['unit'])}.")
+        out.append(f"- {name} sweep: {ww.describe_sweep(points, spec['unit'])}.")
         rows = [f"{p.x:g}: " + ", ".join(f"{ww.LABEL[cc]} {p.mean[cc]:.0f}" for cc in CCS if p.mean[cc] is not None)
                 for p in points if any(p.mean[cc] is not None for cc in CCS)]
         if rows:

@@ -178,7 +178,7 @@ def test_sweep_and_where_westwood_overtakes() -> None:
     at = 1 + 4 * (1 - adv1) / (adv5 - adv1)
     assert cross[1] == {"between": [1.0, 5.0], "at": pytest.approx(at), "to": "westwood"}
     assert cross[0]["to"] == "cubic" and cross[0]["between"] == [0.0, 1.0]
-    assert ww.describe_crossovers(points, "%") == (
+    assert ww.describe_sweep(points, "%") == (
         "level (within 1 % or the trials' spread) at 0 %; CUBIC ahead at 1 %; Westwood+ ahead at 5 %")
 
 
@@ -191,7 +191,7 @@ def test_sweep_leads_below_the_level_band_or_within_the_spread_are_level() -> No
     c = ww.Cells.from_cells(cells, PARAMS)
     loss = ww.sweep(c, {"axis": "loss_pct", "conditions": ["t1", "loss1"]})
     assert [p.lead() for p in loss] == [None, None] and ww.crossovers(loss) == []
-    assert ww.describe_crossovers(loss, "%") == "level (within 1 % or the trials' spread) from 0 to 1 %"
+    assert ww.describe_sweep(loss, "%") == "level (within 1 % or the trials' spread) from 0 to 1 %"
     delay = ww.sweep(c, {"axis": "delay_ms", "conditions": ["d100"], "level_pct": 1})
     assert delay[0].lead() is None                                  # 2.96 % apart, 4.4 % of spread
     assert ww.sweep(c, {"axis": "delay_ms", "conditions": ["d100"], "level_pct": 5})[0].level_pct == 5
