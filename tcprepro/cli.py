@@ -112,6 +112,32 @@ def diff(ns: argparse.Namespace) -> int:
     return result.exit_code(ns.strict)
 
 
+@command("archive", "the committed raw trials (data/<profile>/<paper>/): pack finished trials of results/ "
+         "into it, restore them into results/, or show how much of each paper's run it holds",
+         arg("action", choices=["pack", "restore", "status"]),
+         arg("--profile", default="full", help="whose trials (default: full, the reference runs)"),
+         arg("--paper", action="append", metavar="P",
+             help="a paper in config/ (repeatable; default: every paper the archive or config/ has)"))
+def archive(ns: argparse.Namespace) -> int:
+    from tcprepro import archive as arc
+    from tcprepro.config import ConfigError, load_paper, paper_names
+
+    try:
+        names = ns.paper or paper_names()
+        papers = {n: load_paper(n) for n in names}
+        if ns.action == "status":
+            print(arc.status(ns.profile, {n: ([c.cell_id for c in p.cells(ns.profile)], p.profile(ns.profile)["trials"])
+                                          for n, p in papers.items()}))
+            return 0
+        run = arc.pack if ns.action == "pack" else arc.restore
+        for paper, outcome in run(ns.profile, papers).items():
+            print(f"{paper}: {outcome.render('packed' if ns.action == 'pack' else 'restored')}")
+        return 0
+    except (arc.ArchiveError, ConfigError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tcprepro", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -26,6 +26,11 @@ SCHEMA_PATH = CONFIG_DIR / "schema" / "paper.schema.yaml"
 def paper_dir() -> Path:
     """Where paper configs are looked up by name; tests point TCPREPRO_PAPER_DIR at small papers."""
     return Path(os.environ.get("TCPREPRO_PAPER_DIR", CONFIG_DIR))
+
+
+def paper_names() -> list[str]:
+    """Every paper config in paper_dir() (the other YAML files there are not papers)."""
+    return sorted(p.stem for p in paper_dir().glob("*.yaml") if p.stem not in NOT_PAPERS)
 PROFILES = ("smoke", "quick", "full")
 NOT_PAPERS = {"workflow", "congestion_controls"}
 _PLACEHOLDER = re.compile(r"\$\{([a-z_][a-z0-9_]*)\}")
@@ -255,8 +260,7 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
     if not path.suffix:
         path = paper_dir() / f"{name_or_path}.yaml"
     if not path.exists():
-        known = sorted(p.stem for p in paper_dir().glob("*.yaml") if p.stem not in NOT_PAPERS)
-        raise ConfigError(f"no paper config {path}; known papers: {', '.join(known)}")
+        raise ConfigError(f"no paper config {path}; known papers: {', '.join(paper_names())}")
     raw = path.read_bytes()
     try:
         data = yaml.safe_load(raw)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from cc import registry as cc_registry
-from tcprepro.config import NOT_PAPERS, is_simulated, load_paper, paper_dir
+from tcprepro.config import is_simulated, load_paper, paper_names
 from testbed.cleanup import pid_alive
 
 RUN_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro"))
@@ -724,7 +724,7 @@ def _fix(host: Check | None, vm: Check | None) -> str:
 # ---------------------------------------------------------------- the report
 
 def all_papers() -> list[str]:
-    return sorted(p.stem for p in paper_dir().glob("*.yaml") if p.stem not in NOT_PAPERS)
+    return paper_names()
 
 
 def _row_rank(name: str) -> int:

@@ -1,0 +1,203 @@
+"""The committed raw trials: data/<profile>/<paper>/<cell>/trial-<k>.tar.xz, one per finished trial.
+
+A full run takes hours to days of VM time; its trials are the evidence behind the committed figures,
+and a machine that restarts empty must not lose them. `pack` copies every finished trial directory
+of results/<profile>/ into data/<profile>/ (raw traces included, so a changed analysis can re-read
+them); `restore` puts them back, after which Snakemake runs only what is missing and regenerates
+the figures from all of it. Each paper's MANIFEST.json holds the SHA-256 of every file of every
+trial: `restore` checks what it unpacks against it, and `pack` uses it to see a trial that was run
+again (the archive is replaced, not kept beside a different trial of the same name).
+
+Archives are deterministic (sorted members, the files' own mtimes, no owner names): packing the same
+trial twice gives the same bytes, so git sees no change.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import lzma
+import os
+import shutil
+import tarfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tcprepro import CHECKOUT
+
+DATA = CHECKOUT / "data"
+RESULTS = CHECKOUT / "results"
+MANIFEST = "MANIFEST.json"
+SUFFIX = ".tar.xz"
+# Bookkeeping of the writer and of Snakemake, not of the trial.
+SKIP = {".snakemake_timestamp", ".owner"}
+
+
+class ArchiveError(RuntimeError):
+    """An archive that cannot be trusted or written: the message names the file and the fix."""
+
+
+@dataclass
+class Outcome:
+    """What one pack or restore did, trial by trial ("cell/trial-k")."""
+
+    done: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    kept_local: list[str] = field(default_factory=list)
+
+    def render(self, verb: str) -> str:
+        parts = [f"{len(self.done)} {verb}"]
+        if self.replaced:
+            parts.append(f"{len(self.replaced)} replaced (run again since): {', '.join(self.replaced)}")
+        parts.append(f"{len(self.unchanged)} already there")
+        if self.kept_local:
+            parts.append(f"{len(self.kept_local)} kept as they are in results/ (they differ from the archive; "
+                         f"`archive pack` would replace the archived ones): {', '.join(self.kept_local)}")
+        return "; ".join(parts)
+
+
+def finished_trials(paper_results: Path) -> Iterator[Path]:
+    """Trial directories the runner has finalised: renamed from .partial, with their summary."""
+    for d in sorted(paper_results.glob("*/trial-*")):
+        if d.is_dir() and not d.name.endswith(".partial") and d.name[6:].isdigit() and (d / "summary.json").exists():
+            yield d
+
+
+def trial_files(trial: Path) -> list[Path]:
+    files = sorted(p for p in trial.iterdir() if p.name not in SKIP)
+    odd = [p.name for p in files if not p.is_file()]
+    if odd:
+        raise ArchiveError(f"{trial}: holds more than plain files ({', '.join(odd)}); a trial directory is flat")
+    return files
+
+
+def digests(trial: Path) -> dict[str, str]:
+    return {p.name: _sha256(p.read_bytes()) for p in trial_files(trial)}
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _key(trial: Path) -> str:
+    return f"{trial.parent.name}/{trial.name}"
+
+
+def _read_manifest(paper_data: Path) -> dict[str, dict[str, str]]:
+    path = paper_data / MANIFEST
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ArchiveError(f"{path}: not valid JSON ({exc}); restore it with `git checkout -- {path}`") from exc
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def tar_bytes(trial: Path) -> bytes:
+    """The trial's files as a deterministic xz-compressed tar (member names are bare file names)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for p in trial_files(trial):
+            info = tarfile.TarInfo(p.name)
+            info.size = p.stat().st_size
+            info.mtime = int(p.stat().st_mtime)
+            info.mode = 0o644
+            with p.open("rb") as fh:
+                tar.addfile(info, fh)
+    return lzma.compress(raw.getvalue(), preset=9 | lzma.PRESET_EXTREME)
+
+
+def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Path = DATA) -> dict[str, Outcome]:
+    """Archive every finished trial of these papers not yet archived as it is now."""
+    out: dict[str, Outcome] = {}
+    for paper in papers:
+        src, dst = results / profile / paper, data / profile / paper
+        manifest, outcome = _read_manifest(dst), Outcome()
+        for trial in finished_trials(src):
+            key, now = _key(trial), digests(trial)
+            target = dst / trial.parent.name / (trial.name + SUFFIX)
+            if manifest.get(key) == now and target.exists():
+                outcome.unchanged.append(key)
+                continue
+            (outcome.replaced if key in manifest else outcome.done).append(key)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(target, tar_bytes(trial))
+            manifest[key] = now
+            # written after each trial: an interrupted pack leaves a manifest that matches its archives
+            _write_atomically(dst / MANIFEST, (json.dumps(dict(sorted(manifest.items())), indent=1) + "\n").encode())
+        out[paper] = outcome
+    return out
+
+
+def _unpack(archive: Path, expected: dict[str, str], into: Path) -> None:
+    """Extract one trial archive into `into` (created), checking every file against the manifest."""
+    try:
+        with tarfile.open(archive, mode="r:xz") as tar:
+            members = tar.getmembers()
+            names = sorted(m.name for m in members)
+            if names != sorted(expected):
+                raise ArchiveError(f"{archive}: holds {names}, its manifest lists {sorted(expected)}")
+            into.mkdir(parents=True)
+            for m in members:
+                if not m.isfile() or "/" in m.name or m.name.startswith("."):
+                    raise ArchiveError(f"{archive}: member {m.name!r} is not a plain file name")
+                fh = tar.extractfile(m)
+                assert fh is not None
+                body = fh.read()
+                if _sha256(body) != expected[m.name]:
+                    raise ArchiveError(f"{archive}: {m.name} does not match its SHA-256 in the manifest")
+                (into / m.name).write_bytes(body)
+                os.utime(into / m.name, (m.mtime, m.mtime))
+    except (tarfile.TarError, lzma.LZMAError, EOFError) as exc:
+        raise ArchiveError(f"{archive}: unreadable ({exc}); restore it with `git checkout -- {archive}`") from exc
+
+
+def restore(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Path = DATA) -> dict[str, Outcome]:
+    """Unpack archived trials that results/ lacks; a trial results/ already holds is left alone."""
+    out: dict[str, Outcome] = {}
+    for paper in papers:
+        src, dst = data / profile / paper, results / profile / paper
+        manifest, outcome = _read_manifest(src), Outcome()
+        for key, expected in sorted(manifest.items()):
+            archive = src / (key + SUFFIX)
+            if not archive.exists():
+                raise ArchiveError(f"{archive}: listed in {src / MANIFEST} but missing; "
+                                   f"`git checkout -- {src}` restores the committed archive")
+            final = dst / key
+            if final.exists():
+                (outcome.unchanged if digests(final) == expected else outcome.kept_local).append(key)
+                continue
+            partial = final.with_name(final.name + ".restore.partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            try:
+                _unpack(archive, expected, partial)
+                os.replace(partial, final)
+            finally:
+                shutil.rmtree(partial, ignore_errors=True)
+            outcome.done.append(key)
+        out[paper] = outcome
+    return out
+
+
+def status(profile: str, expected: dict[str, tuple[list[str], int]], data: Path = DATA) -> str:
+    """Archived trials of each paper against its profile's cells x trials, naming cells not complete."""
+    lines = []
+    for paper, (cells, trials) in expected.items():
+        have = _read_manifest(data / profile / paper)
+        counts = {c: sum(f"{c}/trial-{k}" in have for k in range(1, trials + 1)) for c in cells}
+        short = [f"{c} ({n})" for c, n in counts.items() if n < trials]
+        line = (f"{paper}: {sum(counts.values())} of {len(cells) * trials} trials archived, "
+                f"{len(cells) - len(short)} of {len(cells)} cells complete")
+        if short and len(short) < len(cells):
+            more = f" and {len(short) - 8} more" if len(short) > 8 else ""
+            line += f"; not complete: {', '.join(short[:8])}{more}"
+        lines.append(line)
+    return "\n".join(lines)

@@ -1,0 +1,106 @@
+"""tcprepro.archive: finished trials packed into data/ come back byte for byte; a damaged archive
+is refused with the file named and nothing half-restored; a trial run again replaces its archive."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tcprepro import CHECKOUT
+from tcprepro import archive as arc
+
+FIXTURES = Path(__file__).resolve().parents[1] / "data"
+
+
+def make_trial(results: Path, cell: str, k: int) -> Path:
+    """A finished trial directory built from real captured traces (tests/data/*_real.*)."""
+    d = results / "full" / "westwood" / cell / f"trial-{k}"
+    d.mkdir(parents=True)
+    shutil.copy(FIXTURES / "tcp_probe_real.trace", d / "tcp_probe.trace")
+    shutil.copy(FIXTURES / "qdisc_real.csv", d / "qdisc.csv")
+    shutil.copy(FIXTURES / "iperf_real.json", d / "iperf-bulk0.json")
+    (d / "summary.json").write_text(json.dumps({"valid": True, "trial": k}))
+    (d / ".snakemake_timestamp").touch()
+    return d
+
+
+def test_pack_then_restore_gives_the_same_files(tmp_path: Path) -> None:
+    results, data, fresh = tmp_path / "results", tmp_path / "data", tmp_path / "fresh"
+    trials = [make_trial(results, "cubic-t1", k) for k in (1, 2)]
+    (results / "full" / "westwood" / "cubic-t1" / "trial-3.partial").mkdir()   # an unfinished trial
+    packed = arc.pack("full", ["westwood"], results, data)["westwood"]
+    assert packed.done == ["cubic-t1/trial-1", "cubic-t1/trial-2"]
+    restored = arc.restore("full", ["westwood"], fresh, data)["westwood"]
+    assert restored.done == packed.done
+    for t in trials:
+        back = fresh / "full" / "westwood" / "cubic-t1" / t.name
+        names = sorted(p.name for p in back.iterdir())
+        assert names == ["iperf-bulk0.json", "qdisc.csv", "summary.json", "tcp_probe.trace"]
+        assert all((back / p.name).read_bytes() == p.read_bytes() for p in back.iterdir())
+        assert (back / "qdisc.csv").stat().st_mtime == int((t / "qdisc.csv").stat().st_mtime)
+    assert not list(fresh.rglob("*.partial"))
+    # a second restore touches nothing; a second pack writes nothing
+    assert arc.restore("full", ["westwood"], fresh, data)["westwood"].unchanged == packed.done
+    assert arc.pack("full", ["westwood"], results, data)["westwood"].unchanged == packed.done
+
+
+def test_packing_is_deterministic(tmp_path: Path) -> None:
+    trial = make_trial(tmp_path, "cubic-t1", 1)
+    assert arc.tar_bytes(trial) == arc.tar_bytes(trial)
+
+
+def test_a_trial_run_again_replaces_its_archive(tmp_path: Path) -> None:
+    results, data = tmp_path / "results", tmp_path / "data"
+    trial = make_trial(results, "cubic-t1", 1)
+    arc.pack("full", ["westwood"], results, data)
+    (trial / "summary.json").write_text(json.dumps({"valid": True, "trial": 1, "attempt": 2}))
+    again = arc.pack("full", ["westwood"], results, data)["westwood"]
+    assert again.replaced == ["cubic-t1/trial-1"] and not again.done
+    manifest = json.loads((data / "full" / "westwood" / arc.MANIFEST).read_text())
+    assert manifest["cubic-t1/trial-1"]["summary.json"] == arc.digests(trial)["summary.json"]
+
+
+def test_a_local_trial_that_differs_is_kept(tmp_path: Path) -> None:
+    results, data = tmp_path / "results", tmp_path / "data"
+    trial = make_trial(results, "cubic-t1", 1)
+    arc.pack("full", ["westwood"], results, data)
+    (trial / "summary.json").write_text("{}")
+    out = arc.restore("full", ["westwood"], results, data)["westwood"]
+    assert out.kept_local == ["cubic-t1/trial-1"] and (trial / "summary.json").read_text() == "{}"
+
+
+def test_a_damaged_archive_is_refused_and_leaves_nothing(tmp_path: Path) -> None:
+    results, data, fresh = tmp_path / "results", tmp_path / "data", tmp_path / "fresh"
+    make_trial(results, "cubic-t1", 1)
+    arc.pack("full", ["westwood"], results, data)
+    manifest_path = data / "full" / "westwood" / arc.MANIFEST
+    manifest = json.loads(manifest_path.read_text())
+    manifest["cubic-t1/trial-1"]["qdisc.csv"] = "0" * 64
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(arc.ArchiveError, match=r"trial-1\.tar\.xz: qdisc\.csv does not match its SHA-256"):
+        arc.restore("full", ["westwood"], fresh, data)
+    cell = fresh / "full" / "westwood" / "cubic-t1"
+    assert not cell.exists() or not any(cell.iterdir())
+    (data / "full" / "westwood" / "cubic-t1" / "trial-1.tar.xz").write_bytes(b"not xz")
+    with pytest.raises(arc.ArchiveError, match=r"unreadable.*git checkout"):
+        arc.restore("full", ["westwood"], fresh, data)
+
+
+def test_status_counts_trials_per_cell(tmp_path: Path) -> None:
+    results, data = tmp_path / "results", tmp_path / "data"
+    for k in (1, 2):
+        make_trial(results, "cubic-t1", k)
+    arc.pack("full", ["westwood"], results, data)
+    got = arc.status("full", {"westwood": (["cubic-t1", "cubic-t2"], 2)}, data)
+    assert got == "westwood: 2 of 4 trials archived, 1 of 2 cells complete; not complete: cubic-t2 (0)"
+
+
+def test_cli_names_an_unknown_paper() -> None:
+    proc = subprocess.run([sys.executable, "-m", "tcprepro", "archive", "status", "--paper", "nosuch"],
+                          cwd=CHECKOUT, capture_output=True, text=True)
+    assert proc.returncode == 2 and "known papers: collateral" in proc.stderr
