@@ -65,16 +65,17 @@ def finished_trials(paper_results: Path) -> Iterator[Path]:
             yield d
 
 
-def trial_files(trial: Path) -> list[Path]:
-    files = sorted(p for p in trial.iterdir() if p.name not in SKIP)
-    odd = [p.name for p in files if not p.is_file()]
+def trial_files(trial: Path) -> list[str]:
+    """The trial's files as sorted relative POSIX paths (invalid-attempts/<n>/ holds earlier attempts)."""
+    files = sorted(p.relative_to(trial).as_posix() for p in trial.rglob("*") if p.is_file() and p.name not in SKIP)
+    odd = [p.name for p in trial.rglob("*") if not p.is_file() and not p.is_dir()]
     if odd:
-        raise ArchiveError(f"{trial}: holds more than plain files ({', '.join(odd)}); a trial directory is flat")
+        raise ArchiveError(f"{trial}: holds more than files and folders ({', '.join(odd)})")
     return files
 
 
 def digests(trial: Path) -> dict[str, str]:
-    return {p.name: _sha256(p.read_bytes()) for p in trial_files(trial)}
+    return {name: _sha256((trial / name).read_bytes()) for name in trial_files(trial)}
 
 
 def _sha256(data: bytes) -> str:
@@ -102,11 +103,12 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 def tar_bytes(trial: Path) -> bytes:
-    """The trial's files as a deterministic xz-compressed tar (member names are bare file names)."""
+    """The trial's files as a deterministic xz-compressed tar (members: files only, relative paths)."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for p in trial_files(trial):
-            info = tarfile.TarInfo(p.name)
+        for name in trial_files(trial):
+            p = trial / name
+            info = tarfile.TarInfo(name)
             info.size = p.stat().st_size
             info.mtime = int(p.stat().st_mtime)
             info.mode = 0o644
@@ -147,15 +149,18 @@ def _unpack(archive: Path, expected: dict[str, str], into: Path) -> None:
                 raise ArchiveError(f"{archive}: holds {names}, its manifest lists {sorted(expected)}")
             into.mkdir(parents=True)
             for m in members:
-                if not m.isfile() or "/" in m.name or m.name.startswith("."):
-                    raise ArchiveError(f"{archive}: member {m.name!r} is not a plain file name")
+                parts = m.name.split("/")
+                if not m.isfile() or m.name.startswith("/") or ".." in parts or "" in parts:
+                    raise ArchiveError(f"{archive}: member {m.name!r} is not a file inside the trial")
                 fh = tar.extractfile(m)
                 assert fh is not None
                 body = fh.read()
                 if _sha256(body) != expected[m.name]:
                     raise ArchiveError(f"{archive}: {m.name} does not match its SHA-256 in the manifest")
-                (into / m.name).write_bytes(body)
-                os.utime(into / m.name, (m.mtime, m.mtime))
+                dest = into / m.name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(body)
+                os.utime(dest, (m.mtime, m.mtime))
     except (tarfile.TarError, lzma.LZMAError, EOFError) as exc:
         raise ArchiveError(f"{archive}: unreadable ({exc}); restore it with `git checkout -- {archive}`") from exc
 

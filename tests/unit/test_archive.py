@@ -29,9 +29,16 @@ def make_trial(results: Path, cell: str, k: int) -> Path:
     return d
 
 
+def add_invalid_attempt(trial: Path) -> None:
+    """What testbed/run.py keeps of an attempt that failed its fidelity checks."""
+    (trial / "invalid-attempts" / "1").mkdir(parents=True)
+    (trial / "invalid-attempts" / "1" / "summary.json").write_text(json.dumps({"valid": False}))
+
+
 def test_pack_then_restore_gives_the_same_files(tmp_path: Path) -> None:
     results, data, fresh = tmp_path / "results", tmp_path / "data", tmp_path / "fresh"
     trials = [make_trial(results, "cubic-t1", k) for k in (1, 2)]
+    add_invalid_attempt(trials[1])
     (results / "full" / "westwood" / "cubic-t1" / "trial-3.partial").mkdir()   # an unfinished trial
     packed = arc.pack("full", ["westwood"], results, data)["westwood"]
     assert packed.done == ["cubic-t1/trial-1", "cubic-t1/trial-2"]
@@ -39,10 +46,11 @@ def test_pack_then_restore_gives_the_same_files(tmp_path: Path) -> None:
     assert restored.done == packed.done
     for t in trials:
         back = fresh / "full" / "westwood" / "cubic-t1" / t.name
-        names = sorted(p.name for p in back.iterdir())
-        assert names == ["iperf-bulk0.json", "qdisc.csv", "summary.json", "tcp_probe.trace"]
-        assert all((back / p.name).read_bytes() == p.read_bytes() for p in back.iterdir())
+        names = sorted(p.relative_to(back).as_posix() for p in back.rglob("*") if p.is_file())
+        assert names == arc.trial_files(t) and "summary.json" in names and ".snakemake_timestamp" not in names
+        assert all((back / n).read_bytes() == (t / n).read_bytes() for n in names)
         assert (back / "qdisc.csv").stat().st_mtime == int((t / "qdisc.csv").stat().st_mtime)
+    assert (fresh / "full" / "westwood" / "cubic-t1" / "trial-2" / "invalid-attempts" / "1" / "summary.json").exists()
     assert not list(fresh.rglob("*.partial"))
     # a second restore touches nothing; a second pack writes nothing
     assert arc.restore("full", ["westwood"], fresh, data)["westwood"].unchanged == packed.done
