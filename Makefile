@@ -6,11 +6,12 @@ SNAKE := $(VENV)/bin/snakemake
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements.lock 2>/dev/null | cut -c1-12)
 CORES ?= all
 
-.PHONY: deps quick reproduce smoke test lint doctor clean-stale vm-stop html-report image help
+.PHONY: deps quick reproduce restore smoke test lint doctor clean-stale vm-stop html-report image help
 PROFILE ?= quick
 help:
 	@echo "make quick      regenerate every table and figure with shortened trials"
 	@echo "make reproduce  the same at the papers' full durations (hours)"
+	@echo "make restore    unpack the committed full-run trials (data/) into results/full/"
 	@echo "make smoke      one cell per paper, a few minutes"
 	@echo "make test       the test suite (what CI runs)"
 	@echo "make doctor     what this kernel can run, and the fix for what it cannot"
@@ -33,6 +34,10 @@ quick: deps
 	$(SNAKE) --cores $(CORES) --workflow-profile profiles/quick
 reproduce: deps
 	$(SNAKE) --cores $(CORES) --workflow-profile profiles/full
+# The committed raw trials of the full runs (data/README.md): `make restore reproduce` regenerates
+# the figures from them and runs only what they lack.
+restore: deps
+	$(PY) -m tcprepro archive restore --profile full
 smoke: deps
 	$(SNAKE) --cores $(CORES) --workflow-profile profiles/smoke
 
