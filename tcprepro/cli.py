@@ -117,7 +117,7 @@ def diff(ns: argparse.Namespace) -> int:
          arg("action", choices=["pack", "restore", "status"]),
          arg("--profile", default="full", help="whose trials (default: full, the reference runs)"),
          arg("--paper", action="append", metavar="P",
-             help="a paper in config/ (repeatable; default: every paper the archive or config/ has)"))
+             help="a paper in config/ (repeatable; default: all)"))
 def archive(ns: argparse.Namespace) -> int:
     from tcprepro import archive as arc
     from tcprepro.config import ConfigError, load_paper, paper_names

@@ -27,10 +27,6 @@ def paper_dir() -> Path:
     """Where paper configs are looked up by name; tests point TCPREPRO_PAPER_DIR at small papers."""
     return Path(os.environ.get("TCPREPRO_PAPER_DIR", CONFIG_DIR))
 
-
-def paper_names() -> list[str]:
-    """Every paper config in paper_dir() (the other YAML files there are not papers)."""
-    return sorted(p.stem for p in paper_dir().glob("*.yaml") if p.stem not in NOT_PAPERS)
 PROFILES = ("smoke", "quick", "full")
 NOT_PAPERS = {"workflow", "congestion_controls"}
 _PLACEHOLDER = re.compile(r"\$\{([a-z_][a-z0-9_]*)\}")
@@ -38,6 +34,11 @@ _FULL_PLACEHOLDER = re.compile(r"^\$\{([a-z_][a-z0-9_]*)\}$")
 # Port offsets inside a trial's port block: bulk flows from 1, VoIP flows from 60.
 BULK_PORT_OFFSET = 1
 VOIP_PORT_OFFSET = 60
+
+
+def paper_names() -> list[str]:
+    """Every paper config in paper_dir() (the other YAML files there are not papers)."""
+    return sorted(p.stem for p in paper_dir().glob("*.yaml") if p.stem not in NOT_PAPERS)
 
 
 class ConfigError(ValueError):

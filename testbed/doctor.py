@@ -723,10 +723,6 @@ def _fix(host: Check | None, vm: Check | None) -> str:
 
 # ---------------------------------------------------------------- the report
 
-def all_papers() -> list[str]:
-    return paper_names()
-
-
 def _row_rank(name: str) -> int:
     return next((i for i, p in enumerate(ROW_ORDER) if name == p or (p.endswith(":") and name.startswith(p))),
                 len(ROW_ORDER))
@@ -772,7 +768,7 @@ def main(papers: list[str] | None = None, profile: str = "quick", refresh: bool 
          as_json: bool = False) -> int:
     """Print the feature table and each paper's placement; non-zero if a paper can run nowhere."""
     mode = kernel_mode()
-    configs = {name: load_paper(name) for name in papers or all_papers()}
+    configs = {name: load_paper(name) for name in papers or paper_names()}
     ccs = {cc for cfg in configs.values() for cc in _paper_ccs(cfg.cells(profile))}
     survey = take_survey(refresh, ccs)
     plans = [plan(name, profile, survey, mode) for name in configs]
