@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,3 +81,25 @@ def test_bad_config_stops_the_workflow_before_any_trial(tmp_path, paper_env):
     assert proc.returncode != 0
     assert "profiles.quick.trials" in proc.stdout + proc.stderr
     assert not results.exists()
+
+
+def test_restored_trials_are_not_run_again(tmp_path, paper_env, nothing_left_behind):
+    """Trials packed into data/ and restored on an empty machine count as done: the workflow only
+    aggregates them again (tcprepro/archive.py, `make restore`)."""
+    from tcprepro import archive
+
+    results, data = tmp_path / "results", tmp_path / "data"
+    first = subprocess.run(snakemake(paper_env, results, "smoke"), env=paper_env, capture_output=True, text=True,
+                           timeout=300)
+    assert first.returncode == 0, first.stderr[-3000:]
+    cell = results / "smoke" / "hostnet" / "r1000" / "cell.json"
+    before = json.loads(cell.read_text())
+    assert archive.pack("smoke", ["hostnet"], results, data)["hostnet"].done == ["r1000/trial-1"]
+    shutil.rmtree(results)                                    # the machine restarts empty
+    assert archive.restore("smoke", ["hostnet"], results, data)["hostnet"].done == ["r1000/trial-1"]
+    again = subprocess.run(snakemake(paper_env, results, "smoke"), env=paper_env, capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    out = again.stdout + again.stderr
+    assert "[plan] profile smoke: 0 trials to run" in out and "rule trial" not in out
+    assert json.loads(cell.read_text())["metrics"] == before["metrics"]
