@@ -78,6 +78,10 @@ def digests(trial: Path) -> dict[str, str]:
     return {name: _sha256((trial / name).read_bytes()) for name in trial_files(trial)}
 
 
+def _newest(trial: Path) -> float:
+    return max((trial / name).stat().st_mtime for name in trial_files(trial))
+
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -124,8 +128,12 @@ def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Pat
         src, dst = results / profile / paper, data / profile / paper
         manifest, outcome = _read_manifest(dst), Outcome()
         for trial in finished_trials(src):
-            key, now = _key(trial), digests(trial)
-            target = dst / trial.parent.name / (trial.name + SUFFIX)
+            key, target = _key(trial), dst / trial.parent.name / (trial.name + SUFFIX)
+            # a finished trial does not change: only one written after its archive is read and hashed
+            if key in manifest and target.exists() and target.stat().st_mtime >= _newest(trial):
+                outcome.unchanged.append(key)
+                continue
+            now = digests(trial)
             if manifest.get(key) == now and target.exists():
                 outcome.unchanged.append(key)
                 continue
