@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tcprepro.config import load_workflow
 from tests.integration.conftest import CHECKOUT
 
 pytestmark = pytest.mark.root
@@ -61,6 +62,9 @@ def test_image_regenerates_smoke_outputs_matching_the_reference(image, tmp_path)
     assert "fig3_owd_cdf_rtt50" in html and "REPORT-smoke.md" in html     # every figure embedded
     assert any(smoke.glob("*.png"))
     assert list(results.glob("smoke/collateral/*/cell.json"))
+    for paper in load_workflow()["papers"]:      # every default paper's smoke cell ran and was judged
+        assert (figures / paper / "smoke" / "verdicts.json").exists(), f"{paper}: no smoke verdict"
+        assert f"## {paper}:" in (figures / "REPORT-smoke.md").read_text(), f"{paper} not in REPORT-smoke.md"
     assert "against the committed reference" in out and " 0 claim verdicts changed" in out
 
 
