@@ -41,6 +41,9 @@ from typing import IO, Any
 CHECKOUT = Path(__file__).resolve().parent.parent
 AGENT = Path(__file__).resolve().with_name("vm_agent.py")
 KVM_CACHE = Path("/run/tcprepro/kvm.json")
+# PVM (pagetable-based virtual machine): KVM without VT-x, for hosts that are themselves guests.
+# It runs PVM-enabled guest kernels; a stock kernel stops early on instructions it cannot emulate.
+PVM_MODULE = Path("/sys/module/kvm_pvm")
 PINNED_GLOB = "vmlinuz-6.1.*-amd64"
 HEARTBEAT_EVERY = 2.0
 POLL = 0.1
@@ -163,6 +166,12 @@ def kvm_usable(kernel: KernelImage | None = None, timeout: float = 40.0) -> bool
 def _probe_kvm(kernel: KernelImage, timeout: float) -> tuple[bool, str]:
     """Boot a tiny KVM guest; it must finish in time and see the kvm clock (else QEMU fell back
     to TCG silently)."""
+    if PVM_MODULE.exists():
+        # Measured on this project's machine (2026-11-23): the Debian 6.1 kernel, booted directly,
+        # stops with "KVM internal error ... emulation failure" at lock cmpxchg16b (SLUB) and,
+        # with -cpu host,-cx16, at xrstor; its bzImage never gets past the decompressor.
+        return False, (f"/dev/kvm is PVM ({PVM_MODULE} loaded): it boots only PVM-enabled guest "
+                       "kernels, and the pinned Debian kernel is not one")
     try:
         os.close(os.open("/dev/kvm", os.O_RDWR))
     except OSError as exc:
