@@ -126,8 +126,10 @@ rule trial:
     input: lambda w: sim_binary(w.paper)
     output: directory(str(RESULTS / "{paper}" / "{cell}" / "trial-{k}"))
     wildcard_constraints: k=r"\d+"
-    threads: 0
-    resources: trial_lanes=1
+    # A measured trial mostly waits (on the VM, or on traffic): no core, one lane. A simulated one is
+    # the opposite: one core, busy throughout, and no lane (no namespaces, VM or trace buffer).
+    threads: lambda w: 1 if PAPERS[w.paper].simulated else 0
+    resources: trial_lanes=lambda w: 0 if PAPERS[w.paper].simulated else 1
     shell:
         "{PY} -m tcprepro trial --paper {wildcards.paper} --cell {wildcards.cell} "
         "--trial {wildcards.k} --profile " + PROFILE + " --out {output}"
