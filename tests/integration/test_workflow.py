@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import signal
@@ -103,3 +104,21 @@ def test_restored_trials_are_not_run_again(tmp_path, paper_env, nothing_left_beh
     out = again.stdout + again.stderr
     assert "[plan] profile smoke: 0 trials to run" in out and "rule trial" not in out
     assert json.loads(cell.read_text())["metrics"] == before["metrics"]
+
+
+def test_simulated_trials_take_a_core_and_no_lane(tmp_path):
+    """ns-3 runs keep a core busy and use no namespaces: with one lane (the VM's limit) they must
+    still run side by side, while measured trials keep to the lanes."""
+    def planned_resources(paper: str) -> set[str]:
+        cmd = [SNAKEMAKE, "--dry-run", "--nolock", "--cores", "2", "--directory", str(CHECKOUT),
+               "--snakefile", str(CHECKOUT / "Snakefile"), "--config", f"papers=[{paper}]",
+               f"results={tmp_path}", "profile=smoke", "lanes=1"]
+        env = {k: v for k, v in os.environ.items() if k != "TCPREPRO_PAPER_DIR"}   # the real papers
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        jobs = re.split(r"\n(?=(?:local)?rule \w+:)", proc.stdout + proc.stderr)
+        return {m.group(1) for j in jobs if re.match(r"(?:local)?rule trial:", j)
+                for m in [re.search(r"resources: (.*)", j)] if m}
+
+    assert planned_resources("wlan") == {"tmpdir=/tmp, trial_lanes=0"}
+    assert planned_resources("westwood") == {"tmpdir=/tmp, trial_lanes=1"}
