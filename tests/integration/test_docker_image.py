@@ -62,9 +62,10 @@ def test_image_regenerates_smoke_outputs_matching_the_reference(image, tmp_path)
     assert "fig3_owd_cdf_rtt50" in html and "REPORT-smoke.md" in html     # every figure embedded
     assert any(smoke.glob("*.png"))
     assert list(results.glob("smoke/collateral/*/cell.json"))
+    report = (figures / "REPORT-smoke.md").read_text()
     for paper in load_workflow()["papers"]:      # every default paper's smoke cell ran and was judged
         assert (figures / paper / "smoke" / "verdicts.json").exists(), f"{paper}: no smoke verdict"
-        assert f"## {paper}:" in (figures / "REPORT-smoke.md").read_text(), f"{paper} not in REPORT-smoke.md"
+        assert f"## {paper}:" in report, f"{paper} not in REPORT-smoke.md"
     assert "against the committed reference" in out and " 0 claim verdicts changed" in out
 
 
