@@ -3,10 +3,13 @@ is refused with the file named and nothing half-restored; a trial run again repl
 
 from __future__ import annotations
 
+import io
 import json
+import lzma
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -112,3 +115,59 @@ def test_cli_names_an_unknown_paper() -> None:
     proc = subprocess.run([sys.executable, "-m", "tcprepro", "archive", "status", "--paper", "nosuch"],
                           cwd=CHECKOUT, capture_output=True, text=True)
     assert proc.returncode == 2 and "known papers: collateral" in proc.stderr
+
+
+def _members(archive: Path) -> list[str]:
+    with tarfile.open(archive, mode="r:xz") as tar:
+        return sorted(tar.getnames())
+
+
+def test_the_probe_trace_is_stored_as_columns_and_restored_as_text(tmp_path: Path) -> None:
+    results, data, fresh = tmp_path / "results", tmp_path / "data", tmp_path / "fresh"
+    trial = make_trial(results, "cubic-t1", 1)
+    odd = trial / "invalid-attempts" / "1"
+    odd.mkdir(parents=True)
+    (odd / "tcp_probe.trace").write_bytes(b"\xff not text")            # stored as it is
+    arc.pack("full", ["westwood"], results, data)
+    archive = data / "full" / "westwood" / "cubic-t1" / "trial-1.tar.xz"
+    names = _members(archive)
+    assert "tcp_probe.trace.columns" in names and "tcp_probe.trace" not in names
+    assert "invalid-attempts/1/tcp_probe.trace" in names
+    arc.restore("full", ["westwood"], fresh, data)
+    back = fresh / "full" / "westwood" / "cubic-t1" / "trial-1"
+    assert (back / "tcp_probe.trace").read_bytes() == (trial / "tcp_probe.trace").read_bytes()
+    assert (back / "invalid-attempts" / "1" / "tcp_probe.trace").read_bytes() == b"\xff not text"
+
+
+def test_an_archive_with_the_plain_trace_still_restores(tmp_path: Path) -> None:
+    """Archives packed before the column form hold tcp_probe.trace as text."""
+    results, data, fresh = tmp_path / "results", tmp_path / "data", tmp_path / "fresh"
+    trial = make_trial(results, "cubic-t1", 1)
+    arc.pack("full", ["westwood"], results, data)
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name in arc.trial_files(trial):
+            tar.add(trial / name, arcname=name)
+    (data / "full" / "westwood" / "cubic-t1" / "trial-1.tar.xz").write_bytes(lzma.compress(raw.getvalue()))
+    arc.restore("full", ["westwood"], fresh, data)
+    back = fresh / "full" / "westwood" / "cubic-t1" / "trial-1" / "tcp_probe.trace"
+    assert back.read_bytes() == (trial / "tcp_probe.trace").read_bytes()
+
+
+def test_a_damaged_column_form_is_refused(tmp_path: Path) -> None:
+    results, data, fresh = tmp_path / "results", tmp_path / "data", tmp_path / "fresh"
+    trial = make_trial(results, "cubic-t1", 1)
+    arc.pack("full", ["westwood"], results, data)
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name in arc.trial_files(trial):
+            body = (trial / name).read_bytes()
+            info = tarfile.TarInfo(name)
+            if name == "tcp_probe.trace":
+                info.name, body = name + ".columns", b"tcprepro-probe-columns 1\n{}\n"
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+    (data / "full" / "westwood" / "cubic-t1" / "trial-1.tar.xz").write_bytes(lzma.compress(raw.getvalue()))
+    with pytest.raises(arc.ArchiveError, match=r"trial-1\.tar\.xz: unreadable.*damaged tcp_probe column form"):
+        arc.restore("full", ["westwood"], fresh, data)
+    assert not (fresh / "full" / "westwood" / "cubic-t1" / "trial-1").exists()
