@@ -9,8 +9,9 @@ trial: `restore` checks what it unpacks against it, and `pack` uses it to see a 
 again (the archive is replaced, not kept beside a different trial of the same name).
 
 Archives are deterministic (sorted members, the files' own mtimes, no owner names): packing the same
-trial twice gives the same bytes, so git sees no change. tcp_probe traces are stored in a lossless
-column form about a third the size once compressed; archives written before it restore as they are.
+trial twice gives the same bytes, so git sees no change. tcp_probe traces and qdisc samples are stored
+in lossless column forms (tcprepro/stored_forms.py) that compress 2-3 times smaller; archives
+written before them restore as they are.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcprepro import CHECKOUT, probe_codec
+from tcprepro import CHECKOUT, stored_forms
 
 DATA = CHECKOUT / "data"
 RESULTS = CHECKOUT / "results"
@@ -33,9 +34,6 @@ MANIFEST = "MANIFEST.json"
 SUFFIX = ".tar.xz"
 # Bookkeeping of the writer and of Snakemake, not of the trial.
 SKIP = {".snakemake_timestamp", ".owner"}
-# tcp_probe's text, most of an archive, is stored in a column form (tcprepro/probe_codec.py)
-PROBE_TRACE = "tcp_probe.trace"
-COLUMNS = ".columns"
 
 
 class ArchiveError(RuntimeError):
@@ -113,26 +111,21 @@ def _write_atomically(path: Path, data: bytes) -> None:
 def tar_bytes(trial: Path) -> bytes:
     """The trial's files as a deterministic xz-compressed tar (members: files only, relative paths).
 
-    A tcp_probe trace goes in as its lossless column form (member name + COLUMNS), when the codec
-    gives its bytes back exactly; every other file as it is.
+    tcp_probe traces and qdisc samples go in as their lossless column forms (tcprepro/stored_forms.py,
+    member name + ".columns"); every other file as it is.
     """
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name in trial_files(trial):
             p = trial / name
             body = p.read_bytes()
-            form = probe_codec.encode_lossless(body) if p.name == PROBE_TRACE else None
-            info = tarfile.TarInfo(name if form is None else name + COLUMNS)
+            form = stored_forms.to_form(name, body)
+            info = tarfile.TarInfo(name if form is None else name + stored_forms.SUFFIX)
             info.size = len(body if form is None else form)
             info.mtime = int(p.stat().st_mtime)
             info.mode = 0o644
             tar.addfile(info, io.BytesIO(body if form is None else form))
     return lzma.compress(raw.getvalue(), preset=9 | lzma.PRESET_EXTREME)
-
-
-def _member_file(name: str) -> str:
-    """The trial file a tar member holds (a column form restores to its trace)."""
-    return name.removesuffix(COLUMNS) if name.endswith(PROBE_TRACE + COLUMNS) else name
 
 
 def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Path = DATA) -> dict[str, Outcome]:
@@ -166,7 +159,7 @@ def _unpack(archive: Path, expected: dict[str, str], into: Path) -> None:
     try:
         with tarfile.open(archive, mode="r:xz") as tar:
             members = tar.getmembers()
-            names = sorted(_member_file(m.name) for m in members)
+            names = sorted(stored_forms.member_file(m.name) for m in members)
             if names != sorted(expected):
                 raise ArchiveError(f"{archive}: holds {names}, its manifest lists {sorted(expected)}")
             into.mkdir(parents=True)
@@ -176,16 +169,15 @@ def _unpack(archive: Path, expected: dict[str, str], into: Path) -> None:
                     raise ArchiveError(f"{archive}: member {m.name!r} is not a file inside the trial")
                 fh = tar.extractfile(m)
                 assert fh is not None
-                body, name = fh.read(), _member_file(m.name)
-                if name != m.name:
-                    body = probe_codec.decode(body.decode("utf-8")).encode("utf-8")
+                body, name = fh.read(), stored_forms.member_file(m.name)
+                body = stored_forms.from_form(m.name, body)
                 if _sha256(body) != expected[name]:
                     raise ArchiveError(f"{archive}: {name} does not match its SHA-256 in the manifest")
                 dest = into / name
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 dest.write_bytes(body)
                 os.utime(dest, (m.mtime, m.mtime))
-    except (tarfile.TarError, lzma.LZMAError, EOFError, UnicodeDecodeError, probe_codec.CodecError) as exc:
+    except (tarfile.TarError, lzma.LZMAError, EOFError, *stored_forms.ERRORS) as exc:
         raise ArchiveError(f"{archive}: unreadable ({exc}); restore it with `git checkout -- {archive}`") from exc
 
 

@@ -5,9 +5,10 @@ of what `data/` commits to git. xz finds little to share between neighbouring li
 timestamps and sequence numbers all differ; stored as columns, with timestamps and sequence numbers
 as deltas (per flow), the same trace compresses about 2.7 times smaller.
 
-The form is only a storage form: `decode(encode(text)) == text` byte for byte, and the archive
-checks that before it uses it (and keeps the text as it is otherwise), then checks the decoded
-bytes against the manifest's SHA-256 on restore. Lines that are not tcp_probe events are kept whole.
+The form is only a storage form: `decode(encode(text)) == text` byte for byte, and
+tcprepro/stored_forms.py checks that before the archive uses it (keeping the text as it is
+otherwise); restore checks the decoded bytes against the manifest's SHA-256. Lines that are not
+tcp_probe events are kept whole.
 """
 from __future__ import annotations
 
@@ -122,14 +123,3 @@ def decode(form: str) -> str:
     except (ValueError, KeyError, IndexError, StopIteration, json.JSONDecodeError) as exc:
         raise CodecError(f"damaged tcp_probe column form: {exc!r}") from exc
 
-
-def encode_lossless(data: bytes) -> bytes | None:
-    """The columnar form if it gives the same bytes back; None means keep the text as it is."""
-    try:
-        text = data.decode("utf-8")
-        form = encode(text)
-    except (UnicodeDecodeError, CodecError):
-        return None
-    if decode(form) != text:
-        return None
-    return form.encode("utf-8")

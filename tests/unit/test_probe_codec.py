@@ -1,5 +1,6 @@
-"""tcprepro.probe_codec: the column form of a tcp_probe trace gives the text back byte for byte
-(header lines, interleaved flows, sequence wrap, odd values) and is much smaller once compressed."""
+"""The archive's column forms (tcprepro/stored_forms.py): tcp_probe traces and qdisc samples come
+back byte for byte (header lines, interleaved flows, sequence wrap, odd values) and are much smaller
+once compressed; what a form cannot hold is stored as it is."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from tcprepro import counters_codec, stored_forms
 from tcprepro import probe_codec as codec
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "tcp_probe_real.trace"
+FIXTURES = Path(__file__).resolve().parents[1] / "data"
+REAL = FIXTURES / "tcp_probe_real.trace"
 HEAD_A = "          iperf3-4791    [001] ..s1.   "
 HEAD_B = "          <idle>-0       [000] ..s2.   "
 
@@ -24,7 +27,7 @@ def test_a_real_trace_round_trips_and_compresses_better() -> None:
     text = REAL.read_text()
     form = codec.encode(text)
     assert codec.decode(form) == text
-    assert codec.encode_lossless(text.encode()) == form.encode()
+    assert stored_forms.to_form("invalid-attempts/1/tcp_probe.trace", text.encode()) == form.encode()
     plain, columns = len(lzma.compress(text.encode())), len(lzma.compress(form.encode()))
     assert columns * 3 < plain * 2, (plain, columns)   # 1.7 times smaller here, 2.8 on a full trial
 
@@ -68,5 +71,35 @@ def test_a_damaged_form_is_an_error() -> None:
         codec.decode(cut)
 
 
-def test_bytes_that_are_not_text_are_left_alone() -> None:
-    assert codec.encode_lossless(b"\xff\xfe tcp_probe") is None
+def test_what_a_form_cannot_hold_is_left_alone() -> None:
+    assert stored_forms.to_form("tcp_probe.trace", b"\xff\xfe tcp_probe") is None
+    assert stored_forms.to_form("qdisc.csv", b"t,dev\n1.0,eth0,extra\n") is None      # ragged row
+    assert stored_forms.to_form("qdisc.csv", b"t,role\n1.0,forward\n") is None        # no device column
+    assert stored_forms.to_form("summary.json", b"{}") is None
+    assert stored_forms.member_file("qdisc.csv.columns") == "qdisc.csv"
+    assert stored_forms.member_file("notes.columns") == "notes.columns"
+
+
+def test_real_qdisc_samples_round_trip_and_compress_better() -> None:
+    text = (FIXTURES / "qdisc_real.csv").read_text()
+    form = counters_codec.encode(text)
+    assert counters_codec.decode(form) == text
+    plain, columns = len(lzma.compress(text.encode())), len(lzma.compress(form.encode()))
+    assert columns * 3 < plain * 2, (plain, columns)
+
+
+def test_hand_made_samples_round_trip() -> None:
+    rows = ["t,dev,role,backlog_bytes,drops,sent_bytes",
+            "9.999990,eth1,forward,0,0,5304",
+            "10.000001,eth0,reverse,0,0,5248",          # another device: its own differences
+            "10.010000,eth1,forward,1514,0,6818",
+            "10.0200,eth1,forward,-3,0,6818",            # fewer digits, a negative integer
+            "10.030000,eth1,forward,x,007,6818",         # not numbers: kept as they are
+            ""]
+    text = "\n".join(rows)
+    form = counters_codec.encode(text)
+    assert counters_codec.decode(form) == text
+    assert "=9.999990\n=10.000001\n10010\n" in form     # eth1's second row: + 10010 us since its first
+    assert counters_codec.decode(counters_codec.encode(text.rstrip("\n"))) == text.rstrip("\n")
+    with pytest.raises(counters_codec.CodecError, match="damaged"):
+        counters_codec.decode(form.replace("10010", "zz"))
