@@ -28,7 +28,7 @@ PY = sys.executable
 if "trial_lanes" not in workflow.global_resources:
     workflow.register_resource("trial_lanes", int(config["lanes"]))
 LANES = int(getattr(workflow.global_resources["trial_lanes"], "value", workflow.global_resources["trial_lanes"]))
-# What the plan's estimate assumes: the VM (where this project's machines measure) takes vm_lanes.
+# What the plan's estimate assumes: measured trials share the VM's vm_lanes, simulated ones the cores.
 MEASURING = max(1, min(LANES, int(config.get("vm_lanes", LANES))))
 
 
@@ -68,10 +68,14 @@ onstart:
     from testbed.progress import write_plan
     # A simulated trial has no real-time traffic: its wall time is what the progress log measures.
     # A cell may set its own duration (fixed-size transfers: the bound, an overestimate).
-    todo = [{"dir": str(Path(d).resolve()),
+    todo = [{"dir": str(Path(d).resolve()), "simulated": PAPERS[p].simulated,
              "duration_s": 0 if PAPERS[p].simulated else PAPERS[p].duration_s(Path(d).parent.name, PROFILE)}
             for p in PAPERS for d in trial_dirs(p) if not Path(d, "summary.json").exists()]
-    print(f"[plan] profile {PROFILE}: " + write_plan(RESULTS, todo, MEASURING), file=sys.stderr)
+    try:
+        cores = int(workflow.cores)
+    except WorkflowError:       # no --cores given: the estimate assumes one
+        cores = 1
+    print(f"[plan] profile {PROFILE}: " + write_plan(RESULTS, todo, MEASURING, cores), file=sys.stderr)
 
 # The VM lane is shared by every workflow of this checkout: stop it only if nothing else runs there
 # (else its own idle timer powers it off).

@@ -16,17 +16,32 @@ def plan_path(results: Path) -> Path:
     return results / ".plan.json"
 
 
-def write_plan(results: Path, trials: list[dict[str, Any]], lanes: int) -> str:
-    """trials: [{"dir": ..., "duration_s": ...}], only those not yet done. Returns a one-line forecast."""
+def _share(trial: dict[str, Any], lanes: int, cores: int) -> int:
+    """How many trials of this one's kind run at once: simulated ones one per core, measured ones per lane."""
+    return cores if trial.get("simulated") else lanes
+
+
+def write_plan(results: Path, trials: list[dict[str, Any]], lanes: int, cores: int = 1) -> str:
+    """trials: [{"dir": ..., "duration_s": ..., "simulated": bool}], only those not yet done.
+
+    Measured trials share `lanes`, simulated ones (which take a core and no lane) share `cores`.
+    Returns a one-line forecast.
+    """
     results.mkdir(parents=True, exist_ok=True)
-    # A trial cannot be split: no more lanes are busy than there are trials.
-    plan = {"created": time.time(), "lanes": max(1, min(lanes, len(trials))), "trials": trials}
+    # A trial cannot be split: no more lanes (cores) are busy than there are trials of that kind.
+    n_sim = sum(1 for t in trials if t.get("simulated"))
+    plan = {"created": time.time(), "lanes": max(1, min(lanes, len(trials) - n_sim)),
+            "cores": max(1, min(cores, n_sim)), "trials": trials}
     plan_path(results).write_text(json.dumps(plan))
     (results / ".progress.log").write_text("")
     total = sum(t["duration_s"] for t in trials)
-    return (f"{len(trials)} trials to run, {total / 60:.1f} min of traffic; "
-            f"about {total / plan['lanes'] / 60 * 1.15:.1f} min with {plan['lanes']} lanes "
-            f"(plus per-trial set-up, measured as trials finish)")
+    line = f"{len(trials)} trials to run"
+    if n_sim < len(trials):
+        line += (f", {total / 60:.1f} min of traffic; about {total / plan['lanes'] / 60 * 1.15:.1f} min "
+                 f"with {plan['lanes']} lanes")
+    if n_sim:
+        line += f"; {n_sim} simulated, {plan['cores']} at a time"
+    return line + " (plus per-trial set-up, measured as trials finish)"
 
 
 def record_done(results: Path, trial_dir: str, wall_s: float, traffic_s: float) -> str | None:
@@ -42,8 +57,17 @@ def record_done(results: Path, trial_dir: str, wall_s: float, traffic_s: float) 
     done = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     done_dirs = {d["dir"] for d in done}
     left = [t for t in plan["trials"] if t["dir"] not in done_dirs]
-    # Overhead per trial as measured so far, added to each remaining trial's traffic time.
-    overhead = sum(d["wall_s"] - d["traffic_s"] for d in done) / len(done)
-    eta = sum(t["duration_s"] + overhead for t in left) / plan["lanes"]
+    # Overhead per trial as measured so far, per kind (a simulated trial is all "overhead"), added
+    # to each remaining trial's traffic time; a kind not measured yet borrows the other's.
+    kind = {t["dir"]: bool(t.get("simulated")) for t in plan["trials"]}
+    overhead: dict[bool, float] = {}
+    for sim in (False, True):
+        walls = [d["wall_s"] - d["traffic_s"] for d in done if kind.get(d["dir"], False) == sim]
+        if walls:
+            overhead[sim] = sum(walls) / len(walls)
+    every = sum(d["wall_s"] - d["traffic_s"] for d in done) / len(done)
+    lanes, cores = plan["lanes"], plan.get("cores", 1)
+    eta = sum((t["duration_s"] + overhead.get(bool(t.get("simulated")), every)) / _share(t, lanes, cores)
+              for t in left)
     return (f"[progress] {len(plan['trials']) - len(left)}/{len(plan['trials'])} trials done, "
             f"about {eta / 60:.1f} min left")

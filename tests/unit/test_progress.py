@@ -1,0 +1,37 @@
+"""testbed.progress: the plan's forecast and the running estimate count measured trials per lane
+and simulated ones (which take a core, no lane) per core, each with its own measured overhead."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from testbed import progress
+
+
+def trials(tmp: Path, measured: int, simulated: int) -> list[dict]:
+    out = [{"dir": str(tmp / f"m{k}"), "duration_s": 60, "simulated": False} for k in range(measured)]
+    return out + [{"dir": str(tmp / f"s{k}"), "duration_s": 0, "simulated": True} for k in range(simulated)]
+
+
+def test_the_forecast_names_each_kind(tmp_path: Path) -> None:
+    line = progress.write_plan(tmp_path, trials(tmp_path, 2, 6), lanes=1, cores=2)
+    assert line.startswith("8 trials to run, 2.0 min of traffic; about 2.3 min with 1 lanes; 6 simulated, 2 at a time")
+    only_sim = progress.write_plan(tmp_path, trials(tmp_path, 0, 1), lanes=1, cores=2)
+    assert only_sim.startswith("1 trials to run; 1 simulated, 1 at a time") and "traffic" not in only_sim
+    assert json.loads(progress.plan_path(tmp_path).read_text())["cores"] == 1
+
+
+def test_the_estimate_divides_simulated_trials_by_cores(tmp_path: Path) -> None:
+    progress.write_plan(tmp_path, trials(tmp_path, 2, 5), lanes=1, cores=2)
+    # a simulated trial took 20 s: the other four take 2 x 20 s on two cores; the two measured
+    # trials borrow that overhead until one is measured: 2 x (60 + 20) s on one lane
+    line = progress.record_done(tmp_path, str(tmp_path / "s0"), wall_s=20, traffic_s=0)
+    assert line == f"[progress] 1/7 trials done, about {(40 + 160) / 60:.1f} min left"
+    # a measured trial took 90 s (30 s over its traffic): its kind now has its own overhead
+    line = progress.record_done(tmp_path, str(tmp_path / "m0"), wall_s=90, traffic_s=60)
+    assert line == f"[progress] 2/7 trials done, about {(40 + 90) / 60:.1f} min left"
+
+
+def test_without_a_plan_there_is_no_estimate(tmp_path: Path) -> None:
+    assert progress.record_done(tmp_path, str(tmp_path / "x"), 1, 0) is None
