@@ -148,14 +148,17 @@ def dl1ul1_mt1_numbers(ctx: Context, claim: dict[str, Any]) -> Verdict:
 
 
 def dl1ul1_reverses_above_3(ctx: Context, claim: dict[str, Any]) -> Verdict:
+    """A reversal needs both sides: without a point at M_t <= 3 and one above, it is not evaluated."""
     j = Judge()
     scen = claim["scenario"]
-    for p in ctx.cells.curve(scen, "fifo", 100, RATIO):
+    pts = ctx.cells.curve(scen, "fifo", 100, RATIO)
+    sides = {p.mt <= 3 for p in pts}
+    for p in pts:
         want_down = p.mt <= 3
-        j.check(p.mean > 1 if want_down else p.mean < 1,
+        j.check((p.mean > 1 if want_down else p.mean < 1) if len(sides) == 2 else None,
                 f"M_t = {p.mt}: ratio {p.mean:.2f} (paper: {'downlink' if want_down else 'uplink'} ahead)")
-    if not j.held and not j.failed:
-        j.check(None, f"{scen}, FIFO, Q = 100: not measured")
+    if len(sides) < 2:
+        j.check(None, f"{scen}, FIFO, Q = 100: no point at M_t {'> 3' if True in sides else '<= 3'}")
     return j.verdict(claim)
 
 

@@ -71,3 +71,14 @@ def test_adaptive_must_be_near_its_target_and_closer_than_the_others() -> None:
     assert run(claim, good, ids).verdict == "reproduced"            # target 4: 3.8 is in [3, 5.3]
     bad = {**good, "dl4-ul1-adaptive-q100-mt8": cell(ratio_down_up=1.5)}
     assert run(claim, bad, ids).verdict == "not reproduced"
+
+
+def test_a_reversal_needs_both_sides_of_mt_3() -> None:
+    claim = {"id": "dl1ul1_reverses_above_3", "text": "t", "scenario": "dl1-ul1"}
+    ids = dict(p("dl1-ul1", "fifo", 100, mt) for mt in (1, 8))
+    one_side = run(claim, {"dl1-ul1-fifo-q100-mt1": cell(ratio_down_up=1.4)}, ids)
+    assert one_side.verdict == "not evaluated" and "no point at M_t > 3" in one_side.missing[-1]
+    both = {"dl1-ul1-fifo-q100-mt1": cell(ratio_down_up=1.4), "dl1-ul1-fifo-q100-mt8": cell(ratio_down_up=0.5)}
+    assert run(claim, both, ids).verdict == "reproduced"
+    kept = {**both, "dl1-ul1-fifo-q100-mt8": cell(ratio_down_up=1.2)}        # the downlink stays ahead
+    assert run(claim, kept, ids).verdict == "partly"
