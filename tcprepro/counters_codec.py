@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 
+from tcprepro import column_form
+
 MAGIC = "tcprepro-counter-columns 1"
 KEY = "dev"                                     # rows are differenced against the same device's
 _INT = re.compile(r"-?(?:0|[1-9]\d*)")
@@ -64,19 +66,14 @@ def encode(text: str) -> str:
                 cols[i].append(str(num[0] - prev[0]))
             else:
                 cols[i].append("=" + value)
-    meta = {"header": header, "rows": len(rows), "final_newline": final_newline}
-    return f"{MAGIC}\n{json.dumps(meta)}\n" + "".join("\n".join(c) + "\n" for c in cols)
+    return column_form.wrap(MAGIC, {"header": header, "rows": len(rows), "final_newline": final_newline}, cols)
 
 
 def decode(form: str) -> str:
     """The CSV text back from encode()'s form."""
     try:
-        magic, meta_line, body = form.split("\n", 2)
-        if magic != MAGIC:
-            raise CodecError(f"not a counter column form (first line {magic[:40]!r})")
-        meta = json.loads(meta_line)
+        meta, flat = column_form.unwrap(form, MAGIC)
         names, n = meta["header"].split(","), meta["rows"]
-        flat = body.split("\n")
         if len(flat) != len(names) * n + 1:
             raise CodecError(f"{len(flat) - 1} values for {len(names)} columns x {n} rows")
         cols = [flat[i * n:(i + 1) * n] for i in range(len(names))]

@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import re
 
+from tcprepro import column_form
+
 MAGIC = "tcprepro-probe-columns 1"
 # ftrace's line: "<task>-<pid> [<cpu>] <flags> <seconds>.<micros>: tcp_probe: k=v k=v ..."
 _EVENT = re.compile(r"^(?P<head>.*?)(?P<sec>\d+)\.(?P<usec>\d{6}): tcp_probe: (?P<rest>\S.*)$")
@@ -71,20 +73,15 @@ def encode(text: str) -> str:
     for name, values in cols.items():
         if any("\n" in v for v in values):
             raise CodecError(f"column {name} would hold a line break")
-    header = {"templates": list(templates), "columns": {n: len(v) for n, v in cols.items()}}
-    body = "".join("\n".join(v) + "\n" for v in cols.values())
-    return f"{MAGIC}\n{json.dumps(header)}\n{body}"
+    meta = {"templates": list(templates), "columns": {n: len(v) for n, v in cols.items()}}
+    return column_form.wrap(MAGIC, meta, cols.values())
 
 
 def decode(form: str) -> str:
     """The trace text back from encode()'s form."""
     try:
-        magic, header_line, body = form.split("\n", 2)
-        if magic != MAGIC:
-            raise CodecError(f"not a tcp_probe column form (first line {magic[:40]!r})")
-        header = json.loads(header_line)
+        header, rows = column_form.unwrap(form, MAGIC)
         templates = [t.split(" ") for t in header["templates"]]
-        rows = body.split("\n")
         cols: dict[str, list[str]] = {}
         at = 0
         for name, count in header["columns"].items():

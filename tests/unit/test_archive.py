@@ -139,16 +139,26 @@ def test_the_probe_trace_is_stored_as_columns_and_restored_as_text(tmp_path: Pat
     assert (back / "invalid-attempts" / "1" / "tcp_probe.trace").read_bytes() == b"\xff not text"
 
 
+def _repack(trial: Path, archive: Path, probe_member: tuple[str, bytes] | None) -> None:
+    """Write the trial's archive by hand: the trace as plain text, or as this (name, body) member."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name in arc.trial_files(trial):
+            body = (trial / name).read_bytes()
+            info = tarfile.TarInfo(name)
+            if name == "tcp_probe.trace" and probe_member:
+                info.name, body = probe_member
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+    archive.write_bytes(lzma.compress(raw.getvalue()))
+
+
 def test_an_archive_with_the_plain_trace_still_restores(tmp_path: Path) -> None:
     """Archives packed before the column form hold tcp_probe.trace as text."""
     results, data, fresh = tmp_path / "results", tmp_path / "data", tmp_path / "fresh"
     trial = make_trial(results, "cubic-t1", 1)
     arc.pack("full", ["westwood"], results, data)
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        for name in arc.trial_files(trial):
-            tar.add(trial / name, arcname=name)
-    (data / "full" / "westwood" / "cubic-t1" / "trial-1.tar.xz").write_bytes(lzma.compress(raw.getvalue()))
+    _repack(trial, data / "full" / "westwood" / "cubic-t1" / "trial-1.tar.xz", None)
     arc.restore("full", ["westwood"], fresh, data)
     back = fresh / "full" / "westwood" / "cubic-t1" / "trial-1" / "tcp_probe.trace"
     assert back.read_bytes() == (trial / "tcp_probe.trace").read_bytes()
@@ -158,16 +168,8 @@ def test_a_damaged_column_form_is_refused(tmp_path: Path) -> None:
     results, data, fresh = tmp_path / "results", tmp_path / "data", tmp_path / "fresh"
     trial = make_trial(results, "cubic-t1", 1)
     arc.pack("full", ["westwood"], results, data)
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        for name in arc.trial_files(trial):
-            body = (trial / name).read_bytes()
-            info = tarfile.TarInfo(name)
-            if name == "tcp_probe.trace":
-                info.name, body = name + ".columns", b"tcprepro-probe-columns 1\n{}\n"
-            info.size = len(body)
-            tar.addfile(info, io.BytesIO(body))
-    (data / "full" / "westwood" / "cubic-t1" / "trial-1.tar.xz").write_bytes(lzma.compress(raw.getvalue()))
+    _repack(trial, data / "full" / "westwood" / "cubic-t1" / "trial-1.tar.xz",
+            ("tcp_probe.trace.columns", b"tcprepro-probe-columns 1\n{}\n"))
     with pytest.raises(arc.ArchiveError, match=r"trial-1\.tar\.xz: unreadable.*damaged tcp_probe column form"):
         arc.restore("full", ["westwood"], fresh, data)
     assert not (fresh / "full" / "westwood" / "cubic-t1" / "trial-1").exists()

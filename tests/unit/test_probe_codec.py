@@ -64,7 +64,7 @@ def column(form: str, name: str) -> list[str]:
 
 def test_a_damaged_form_is_an_error() -> None:
     form = codec.encode(REAL.read_text())
-    with pytest.raises(codec.CodecError, match="not a tcp_probe column form"):
+    with pytest.raises(codec.CodecError, match=r"damaged tcp_probe column form.*not a 'tcprepro-probe-columns 1' form"):
         codec.decode("something else\n{}\n")
     cut = form[: len(form) // 2]
     with pytest.raises(codec.CodecError, match="damaged"):
