@@ -1,8 +1,10 @@
 # tcprepro workflow: trials -> cells (-> tables, figures, report as the papers land).
 # Run `snakemake --cores all` (profile from config/workflow.yaml) or `make quick|reproduce|smoke`.
+import hashlib
 import os
 import sys
 from fnmatch import fnmatch
+from functools import cache
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -147,9 +149,27 @@ rule sim_binary:
     shell: "{PY} -m sim.build {wildcards.model}"
 
 
+# What a cell or a paper's figures are made with besides their inputs: the analysis and figure code
+# and the paper's config. Given as a rule parameter, a change of it reruns the rule (Snakemake's
+# params trigger, which compares with what it recorded when it made the output; an output it has no
+# record of, such as committed reference figures in a fresh clone, is left alone).
+CODE = {"cell": ["analysis/*.py"], "figures": ["analysis/*.py", "figures/*.py", "figures/{paper}/**/*.py"]}
+
+
+@cache
+def code_digest(paper, step):
+    base = Path(workflow.basedir)
+    files = sorted({f for g in CODE[step] for f in base.glob(g.format(paper=paper))}) + [PAPERS[paper].path]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 rule cell:
     input: lambda w: trial_dirs(w.paper, w.cell)
     output: str(RESULTS / "{paper}" / "{cell}" / "cell.json")
+    params: code=lambda w: code_digest(w.paper, "cell")
     run:
         from analysis.aggregate import write_cell
         expected = PAPERS[wildcards.paper].profile(PROFILE)["trials"]
@@ -162,7 +182,8 @@ rule figures:
     input: lambda w: figure_inputs(w.paper)
     output: report(directory(str(FIGURES / "{paper}" / PROFILE)), patterns=["{name}.png"], category="{paper}")
     wildcard_constraints: paper="|".join(FIGURED) or "(?!)"
-    params: out=lambda w: FIGURES / w.paper / PROFILE, results=lambda w: RESULTS / w.paper
+    params: out=lambda w: FIGURES / w.paper / PROFILE, results=lambda w: RESULTS / w.paper,
+            code=lambda w: code_digest(w.paper, "figures")
     shell: "{PY} -m figures.{wildcards.paper} --profile " + PROFILE + " --results {params.results} --out {params.out}"
 
 
