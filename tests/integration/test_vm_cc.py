@@ -12,7 +12,8 @@ import sys
 import numpy as np
 import pytest
 
-from analysis.parsers import read_tcp_probe
+from analysis.metrics import role_samples
+from analysis.parsers import read_qdisc, read_tcp_probe
 from tests.integration.conftest import trial_cmd
 from tests.integration.series import congestion_events, drains, shaper_kbit, usable
 from tests.integration.test_vm_trial import vm_results  # noqa: F401  (the VM fixture)
@@ -129,3 +130,14 @@ def test_staggered_fixed_size_ledbat_flows_give_series_and_completions(vm_result
         # tcp_probe goes quiet when the sender closes: the last window's ACKs may be missing
         assert 0.9 * f.bytes <= f.rate_mbit.sum() * 1e6 / 8 * lb.BIN_S <= 1.01 * f.bytes, f.id
     assert 0.5 <= m["utilisation"] <= 0.96
+
+
+def test_linear_ledbat_reaches_target_at_20mbit_40ms(vm_results, paper_env, nothing_left_behind):  # noqa: F811
+    """One linear LEDBAT flow at the paper's Fig 6 rate and 40 ms: over the last 20 s the forward
+    queue holds near TARGET (25 ms less the delayed ACK's one-packet gap), not a stall below it."""
+    _, _, df, out = run_in_vm(paper_env, vm_results, "ledbat", paper="vmledbattarget")
+    fwd = role_samples(read_qdisc(out / "qdisc.csv"), "forward")
+    late = fwd[fwd.t >= fwd.t.max() - 20]
+    queue_ms = float((late.backlog_bytes * 8 / 20000).median())
+    print(f"LEDBAT alone, 20 Mbit/s, 40 ms: queue {queue_ms:.1f} ms, cwnd {df[df.t > 25].snd_cwnd.median()}")
+    assert 18 <= queue_ms <= 27
