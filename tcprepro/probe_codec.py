@@ -37,7 +37,7 @@ def _seq_delta(new: int, old: int) -> int:
 
 
 def encode(text: str) -> str:
-    """The columnar form of a tcp_probe trace (raises CodecError if a line cannot be split)."""
+    """The columnar form of a tcp_probe trace (a line it cannot split is kept whole, in "raw")."""
     lines = text.split("\n")
     templates: dict[str, int] = {}
     cols: dict[str, list[str]] = {"template": [], "head": [], "usec": [], "raw": []}
