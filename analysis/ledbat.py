@@ -33,12 +33,15 @@ from analysis.metrics import probe_for_flow
 from analysis.parsers import read_qdisc, read_tcp_probe
 
 BIN_S = 1.0
+# LEDBAT's share against TCP (Fig 6) is read over the second half of the time both run: the first
+# half holds the TCP flow's start-up, in which any sender keeps most of the link for a while.
+SETTLED = 0.5
 SEQ_SPACE = 1 << 32
 # Payload per wire frame at a 1500-byte MTU with TCP timestamps (1448 of 1514 bytes): the most a
 # bottleneck's rate can carry as goodput.
 GOODPUT_CEILING = 1448 / 1514
 CACHE = "ledbat-metrics.json"
-CACHE_VERSION = 1
+CACHE_VERSION = 2                   # bump when trial_metrics changes (2: the Fig 6 share over the settled half)
 
 
 @dataclass
@@ -137,10 +140,14 @@ def mean_jain(flows: list[Flow], bin_s: float = BIN_S) -> float | None:
     return float(np.mean(values)) if values else None
 
 
-def share_while_both(a: Flow, b: Flow, bin_s: float = BIN_S) -> float | None:
-    """a's share of a + b, over the bins where both are active (bytes, not a mean of ratios)."""
+def share_while_both(a: Flow, b: Flow, bin_s: float = BIN_S, settled: float = 0.0) -> float | None:
+    """a's share of a + b, over the bins where both are active (bytes, not a mean of ratios);
+    `settled` > 0 leaves out that fraction of those bins at their start (a newcomer's start-up
+    and the other's reaction to it)."""
     n = min(len(a.rate_mbit), len(b.rate_mbit))
     both = active_bins(a, n, bin_s) & active_bins(b, n, bin_s)
+    idx = np.flatnonzero(both)
+    both[idx[: int(len(idx) * settled)]] = False
     total = float(a.rate_mbit[:n][both].sum() + b.rate_mbit[:n][both].sum())
     return float(a.rate_mbit[:n][both].sum()) / total if total > 0 else None
 
@@ -190,7 +197,8 @@ def trial_metrics(s: TrialSeries) -> dict[str, float]:
     if lone is not None:
         out["lone_queue_p10_ms"], out["lone_queue_p50_ms"], out["lone_queue_p90_ms"] = lone
     if ledbat and cross:
-        out["ledbat_share_vs_tcp"] = share_while_both(ledbat[0], cross[0])
+        # Fig 6: whether LEDBAT yields shows once the TCP flow is up to speed, not while it ramps
+        out["ledbat_share_vs_tcp"] = share_while_both(ledbat[0], cross[0], settled=SETTLED)
     return {k: float(v) for k, v in out.items() if v is not None and math.isfinite(v)}
 
 

@@ -171,7 +171,7 @@ def linear_does_not_yield(cells: Cells, claim: dict[str, Any]) -> Verdict:
     if share is None:
         return _missing(claim, "Fig 6 linear cell not measured")
     bar = float(claim["yield_share"])
-    line = f"{case}: LEDBAT's share of the link while TCP runs {share:.2f} (it yields below {bar:g})"
+    line = f"{case}: LEDBAT's share, second half of the overlap with TCP, {share:.2f} (it yields below {bar:g})"
     return judge(claim, [line] if share >= bar else [], [] if share >= bar else [line], [])
 
 
@@ -183,7 +183,7 @@ def min1_yields(cells: Cells, claim: dict[str, Any]) -> Verdict:
     bar = float(claim["yield_share"])
     _, lin = _fig6_share(cells, claim, LINEAR)
     vs = f", linear {lin:.2f}" if lin is not None else ""
-    line = f"{case}: LEDBAT's share of the link while TCP runs {share:.2f}{vs} (it yields below {bar:g})"
+    line = f"{case}: LEDBAT's share, second half of the overlap with TCP, {share:.2f}{vs} (it yields below {bar:g})"
     return judge(claim, [line] if share < bar else [], [] if share < bar else [line], [])
 
 

@@ -81,6 +81,12 @@ def test_share_while_both_and_sum_rate() -> None:
     f1 = flow("bulk0", 0, 4, [10, 2, 2, 2], size=2_000_000)
     f2 = flow("bulk1", 1, 4, [0, 8, 8, 8], size=3_000_000)
     assert lb.share_while_both(f2, f1) == pytest.approx(0.8)
+    # LEDBAT giving way to a TCP flow over four shared seconds: 0.5, 0.4, 0.2, 0.1 of the link;
+    # settled=0.5 reads only the last two, after the newcomer's start-up
+    led = flow("bulk0", 0, 6, [10, 10, 5, 4, 2, 1])
+    tcp = flow("bulk1", 2, None, [0, 0, 5, 6, 8, 9])
+    assert lb.share_while_both(led, tcp) == pytest.approx(12 / 40)
+    assert lb.share_while_both(led, tcp, settled=0.5) == pytest.approx(3 / 20)
     assert lb.sum_rate_mbit([f1, f2]) == pytest.approx(5e6 * 8 / 4 / 1e6)
     assert lb.sum_rate_mbit([f1, flow("bulk1", 1, None, [0, 1])]) is None
 
