@@ -27,9 +27,10 @@ def to_form(name: str, data: bytes) -> bytes | None:
     try:
         text = data.decode("utf-8")
         form = codec.encode(text)
+        same = codec.decode(form) == text
     except ERRORS:
         return None
-    return form.encode("utf-8") if codec.decode(form) == text else None
+    return form.encode("utf-8") if same else None
 
 
 def member_file(member: str) -> str:
