@@ -18,6 +18,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +43,7 @@ class Samples:
 Conn = tuple[int, int]          # (receiver port, sender port): one connection
 
 
-def ack_samples(tcpdump_text: str, receiver: str, t_offset_s: float) -> dict[Conn, Samples]:
+def ack_samples(tcpdump_lines: Iterable[str], receiver: str, t_offset_s: float) -> dict[Conn, Samples]:
     """Per connection, the ACKs from `receiver` that acknowledge new data, skipping repeats of the
     previous (TSval, TSecr) pair and echoes of 0 (as the sender does); times shifted by
     -t_offset_s (capture clock to trial clock). iperf3's control connection shares the data
@@ -50,7 +51,7 @@ def ack_samples(tcpdump_text: str, receiver: str, t_offset_s: float) -> dict[Con
     rows: dict[Conn, list[tuple[float, int]]] = {}
     high: dict[Conn, int] = {}
     last: dict[Conn, tuple[int, int]] = {}
-    for line in tcpdump_text.splitlines():
+    for line in tcpdump_lines:
         m = _LINE.match(line)
         if not m or m["src"] != receiver:
             continue
@@ -99,8 +100,23 @@ def excess(samples: Samples, qt: np.ndarray, queue_ms: np.ndarray, reverse_delay
             "excess_p50_ms": float(np.median(seen - real))}
 
 
-def trial_report(trial: Path, t_from: float | None = None, t_to: float | None = None) -> dict[str, dict[str, float]]:
-    """Per flow of a finished trial that kept its capture (pcap/s<pair>.pcap), the numbers above."""
+def capture_lines(pcaps: Iterable[Path], receiver: str) -> Iterator[str]:
+    """tcpdump's lines for the packets `receiver` sent, streamed (a 1000-MB trial's capture holds
+    millions of segments; only its ACKs are wanted)."""
+    for pcap in pcaps:
+        with subprocess.Popen(["tcpdump", "-S", "-tt", "-nn", "-r", str(pcap), "src", "host", receiver],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+            assert proc.stdout is not None
+            yield from proc.stdout
+            err = proc.stderr.read() if proc.stderr else ""
+        if proc.returncode != 0:
+            raise subprocess.CalledProcessError(proc.returncode, proc.args, stderr=err)
+
+
+def trial_report(trial: Path, t_from: float | None = None, t_to: float | None = None,
+                 flows: Iterable[str] | None = None) -> dict[str, dict[str, float]]:
+    """Per flow of a trial that still has its capture (pcap/s<pair>.pcap: kept with
+    `keep_pcap: true`, or not yet finalized), the numbers above; `flows` limits which."""
     spec = json.loads((trial / "spec.json").read_text())
     prov = json.loads((trial / "provenance.json").read_text())
     fwd = spec["scenario"]["bottleneck"]["forward"]
@@ -112,11 +128,15 @@ def trial_report(trial: Path, t_from: float | None = None, t_to: float | None = 
     pcaps = sorted((trial / "pcap").glob("*.pcap"))
     if not pcaps:
         raise FileNotFoundError(f"{trial}: no pcap/*.pcap (run the cell with scenario keep_pcap: true)")
-    text = "\n".join(subprocess.run(["tcpdump", "-S", "-tt", "-nn", "-r", str(p)], capture_output=True,
-                                    text=True, check=True).stdout for p in pcaps)
+    wanted = set(prov["endpoints"]) if flows is None else set(flows)
     out: dict[str, dict[str, float]] = {}
+    by_receiver: dict[str, dict[Conn, Samples]] = {}
     for flow_id, ep in prov["endpoints"].items():
-        conns = [c for conn, c in ack_samples(text, ep["receiver"], offset).items() if conn[0] == ep["port"]]
+        if flow_id not in wanted:
+            continue
+        if ep["receiver"] not in by_receiver:
+            by_receiver[ep["receiver"]] = ack_samples(capture_lines(pcaps, ep["receiver"]), ep["receiver"], offset)
+        conns = [c for conn, c in by_receiver[ep["receiver"]].items() if conn[0] == ep["port"]]
         if conns:       # the data connection: the one with the most ACKs of new data
             out[flow_id] = excess(max(conns, key=lambda c: len(c.t)), qt, queue_ms, rev_delay, t_from, t_to)
     return out

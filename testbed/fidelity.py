@@ -209,3 +209,41 @@ def loss_check(direction: str, configured_pct: float, dropped: int, offered: int
     measured = 100 * dropped / offered
     return check(name, configured_pct, round(measured, 3), round(tolerance, 3), "%",
                  abs(measured - configured_pct) <= tolerance, f"{dropped} of {offered} packets dropped")
+
+
+# LEDBAT's delay samples (TSval - TSecr, less the smallest) against the queue the data met may
+# read high by up to two packets' time at the bottleneck (a delayed ACK waits for the second
+# segment; the backlog leaves out the packet in transmission) and two 1-ms ticks (the sample's and
+# the one its base minimum was lucky by). More than that is delay the emulator adds outside the
+# measured queue (netem's timers late under load), which a delay-based sender takes for queueing.
+DELAY_SIGNAL_PACKETS = 2
+DELAY_SIGNAL_TICKS_MS = 2.0
+
+
+def delay_signal_check(trial_dir: Path, spec: dict[str, Any], prov: dict[str, Any],
+                       forward: shaping.DirectionSpec) -> dict[str, Any] | None:
+    """For each delay-based flow (a congestion control with a TARGET), the median of its perceived
+    queueing delay less the forward queue its data met, from the sender's capture; the worst flow
+    must stay within two packets' time plus two ticks (above). One-sided: a late-comer that
+    first sampled a standing queue takes it for base delay and reads low, which is LEDBAT's own
+    behaviour (the late-comer advantage), not the emulator's."""
+    from analysis import tcp_owd
+    from cc.registry import entry
+
+    delay_based = [f["id"] for f in spec["flows"]
+                   if f["kind"] == "bulk" and "target_ms" in ((entry(f["cc"]).get("bpf") or {}).get("params") or {})]
+    if not delay_based:
+        return None
+    tolerance = round(DELAY_SIGNAL_PACKETS * shaping.MTU * 8 / forward.rate_kbit + DELAY_SIGNAL_TICKS_MS, 2)
+    name = "delay_signal_excess"
+    if not any((trial_dir / "pcap").glob("*.pcap")):
+        return check(name, 0.0, None, tolerance, "ms", None, "not measured: no sender capture")
+    report = {k: v for k, v in tcp_owd.trial_report(trial_dir, 0.0, float(spec["duration_s"]),
+                                                    flows=delay_based).items() if v.get("n")}
+    if not report:
+        return check(name, 0.0, None, tolerance, "ms", None, "not measured: no ACK of new data with timestamps")
+    worst = max(report, key=lambda k: report[k]["excess_p50_ms"])
+    measured = round(report[worst]["excess_p50_ms"], 2)
+    return check(name, 0.0, measured, f"+{tolerance}", "ms", measured <= tolerance,
+                 "median perceived - real queue per flow: "
+                 + ", ".join(f"{k} {v['excess_p50_ms']:.2f} ({v['n']} samples)" for k, v in sorted(report.items())))

@@ -1,7 +1,8 @@
 """Turn a measured trial directory into a finished one, on the host at native speed.
 
 tcptrace on the sender captures, the fidelity checks that need the whole run (rate at saturation,
-queued packet size), the summary; then the atomic rename of <trial>.partial into place.
+queued packet size, a delay-based sender's delay signal against the queue), the summary; then the
+atomic rename of <trial>.partial into place.
 """
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
               fidelity.worst_window_rate_check(qdisc, forward, window),
               fidelity.packet_size_check(qdisc),
               fidelity.owd_bound_check(partial, spec["flows"], forward, window,
-                                       (prov.get("calibration") or {}).get("netem_delay_ms", {}).get("forward"))]
+                                       (prov.get("calibration") or {}).get("netem_delay_ms", {}).get("forward")),
+              fidelity.delay_signal_check(partial, spec, prov, forward)]
     prov["fidelity"] += [c for c in checks if c is not None]
     prov = json.loads(json.dumps(prov, default=str))
     require_valid(prov, "provenance")

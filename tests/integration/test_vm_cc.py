@@ -148,3 +148,6 @@ def test_linear_ledbat_reaches_target_at_20mbit_40ms(vm_results, paper_env, noth
     assert 18 <= queue_ms <= 27
     packet_ms = 1514 * 8 / 20000
     assert -0.5 <= seen["excess_p50_ms"] <= packet_ms + 2.0
+    # the same comparison over the whole run, recorded as the trial's fidelity check
+    recorded = next(c for c in prov["fidelity"] if c["name"] == "delay_signal_excess")
+    assert recorded["pass"] is True and -0.5 <= recorded["measured"] <= packet_ms + 2.0

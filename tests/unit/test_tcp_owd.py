@@ -28,7 +28,7 @@ def test_only_acks_of_new_data_with_a_fresh_echo_count() -> None:
         ack(100.061, 7, 1071, 521, cport=42920),                             # iperf3's control connection
         ack(100.070, 3000, 1080, 0),                                         # no echo
     ]
-    got = tcp_owd.ack_samples("\n".join(lines), RX, t_offset_s=100.0)
+    got = tcp_owd.ack_samples(lines, RX, t_offset_s=100.0)
     assert sorted(got) == [(20001, 42920), (20001, 42922), (20002, 42922)]
     assert got[(20001, 42922)].perceived_ms.tolist() == [0.0, 5.0]
     assert got[(20001, 42922)].t == pytest.approx([0.040, 0.050])
