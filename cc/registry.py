@@ -94,6 +94,13 @@ def entry(name: str) -> dict[str, Any]:
     return reg[name]
 
 
+def target_ms(name: str) -> float | None:
+    """A delay-based algorithm's queueing-delay target (target_ms of its BPF parameters: the LEDBAT
+    variants); None for a loss-based one."""
+    target = ((entry(name).get("bpf") or {}).get("params") or {}).get("target_ms")
+    return None if target is None else float(target)
+
+
 def available() -> set[str]:
     return loader.available()
 

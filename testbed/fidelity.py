@@ -228,13 +228,12 @@ def delay_signal_check(trial_dir: Path, spec: dict[str, Any], prov: dict[str, An
     first sampled a standing queue takes it for base delay and reads low, which is LEDBAT's own
     behaviour (the late-comer advantage), not the emulator's."""
     from analysis import tcp_owd
-    from cc.registry import entry
+    from cc.registry import target_ms
 
-    delay_based = [f["id"] for f in spec["flows"]
-                   if f["kind"] == "bulk" and "target_ms" in ((entry(f["cc"]).get("bpf") or {}).get("params") or {})]
+    delay_based = [f["id"] for f in spec["flows"] if f["kind"] == "bulk" and target_ms(f["cc"]) is not None]
     if not delay_based:
         return None
-    tolerance = round(DELAY_SIGNAL_PACKETS * shaping.MTU * 8 / forward.rate_kbit + DELAY_SIGNAL_TICKS_MS, 2)
+    tolerance = f"+{round(DELAY_SIGNAL_PACKETS * shaping.MTU * 8 / forward.rate_kbit + DELAY_SIGNAL_TICKS_MS, 2)}"
     name = "delay_signal_excess"
     if not any((trial_dir / "pcap").glob("*.pcap")):
         return check(name, 0.0, None, tolerance, "ms", None, "not measured: no sender capture")
@@ -244,6 +243,6 @@ def delay_signal_check(trial_dir: Path, spec: dict[str, Any], prov: dict[str, An
         return check(name, 0.0, None, tolerance, "ms", None, "not measured: no ACK of new data with timestamps")
     worst = max(report, key=lambda k: report[k]["excess_p50_ms"])
     measured = round(report[worst]["excess_p50_ms"], 2)
-    return check(name, 0.0, measured, f"+{tolerance}", "ms", measured <= tolerance,
+    return check(name, 0.0, measured, tolerance, "ms", measured <= float(tolerance),
                  "median perceived - real queue per flow: "
                  + ", ".join(f"{k} {v['excess_p50_ms']:.2f} ({v['n']} samples)" for k, v in sorted(report.items())))

@@ -8,15 +8,11 @@ from pathlib import Path
 import numpy as np
 
 from analysis import ledbat as lb
+from cc.registry import target_ms
 from figures.ledbat.common import Run, style
 
 FIGURES = ("fig1", "fig2", "fig3", "fig4", "fig6", "fig6s")
 FLOW_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
-
-
-def target_ms(cc: str) -> float:
-    from cc.registry import entry
-    return float(entry(cc)["bpf"]["params"]["target_ms"])
 
 
 def draw(run: Run, name: str) -> list[Path]:

@@ -95,3 +95,11 @@ def test_static_options_read_the_pinned_kernel_config(tmp_path):
         pytest.skip("no installed kernel config in /boot")
     assert "bpf" in registry.options("ledbat", release)
     assert "bpf" not in registry.options("newreno", release)
+
+
+def test_target_ms_marks_the_delay_based_algorithms() -> None:
+    """The LEDBAT variants carry a queueing-delay target; loss-based algorithms none."""
+    from cc.registry import target_ms
+
+    assert target_ms("ledbat") == 25.0 and target_ms("ledbat-mdvar") == 25.0
+    assert target_ms("cubic") is None and target_ms("westwood") is None
