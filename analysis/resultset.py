@@ -36,11 +36,12 @@ class ResultSet:
     def figures(self) -> list[Path]:
         return sorted(self.root.glob("*.png"))
 
-    def scorecard(self) -> dict[str, int]:
-        """How many claims got each verdict."""
+    def scorecard(self, only: set[str] | None = None) -> dict[str, int]:
+        """How many claims (of `only`, when given) got each verdict."""
         out: dict[str, int] = {}
-        for v in self.verdicts.values():
-            out[v["verdict"]] = out.get(v["verdict"], 0) + 1
+        for cid, v in self.verdicts.items():
+            if only is None or cid in only:
+                out[v["verdict"]] = out.get(v["verdict"], 0) + 1
         return out
 
 

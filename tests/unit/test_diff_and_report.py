@@ -123,7 +123,7 @@ def test_report_scorecards_claims_tables_figures_provenance(tmp_path: Path) -> N
              {"goodput_same": "reproduced", "cubic_most_latency": "partly", "more_retransmissions": "not evaluated"})
     sets: dict[str, Any] = {"collateral": resultset.load(tmp_path / "collateral" / "full"), "westwood": None}
     text = report.render("full", tmp_path, sets)
-    assert "**Overall: 3 claims: 1 reproduced, 1 partly, 1 not measurable.**" in text
+    assert "**Overall, the papers' claims: 3 claims: 1 reproduced, 1 partly, 1 not measurable.**" in text
     assert "| westwood | no results for this profile |" in text
     assert "| goodput_same: claim goodput_same | **reproduced** | goodput_same held 1 |" in text
     assert "| cubic | 5/5 | 111.7 | 111.8 | -0.1 |" in text
@@ -133,6 +133,16 @@ def test_report_scorecards_claims_tables_figures_provenance(tmp_path: Path) -> N
     assert "failing in some: forward.rate_worst_0.5s ({'pass': 8, 'fail': 1})" in text
     assert report.report_path(tmp_path, "full").name == "REPORT.md"
     assert report.report_path(tmp_path, "quick").name == "REPORT-quick.md"
+
+
+def test_claims_beyond_the_paper_are_counted_apart(tmp_path: Path) -> None:
+    """config/wlan.yaml marks adaptive_tracks_flow_ratio `beyond: true`: it must not pad the paper's count."""
+    assert "adaptive_tracks_flow_ratio" in report.beyond_claims("wlan")
+    make_set(tmp_path, {"cubic-rtt50-f1": (111.7, 0.01)},
+             {"dl1ul1_mt1_numbers": "reproduced", "adaptive_tracks_flow_ratio": "partly"}, paper="wlan")
+    text = report.render("full", tmp_path, {"wlan": resultset.load(tmp_path / "wlan" / "full")})
+    assert "**Overall, the papers' claims: 1 claim: 1 reproduced.**" in text
+    assert "| wlan | 1 claim: 1 reproduced (beyond the paper: 1 claim: 1 partly) |" in text
 
 
 def test_a_run_is_checked_against_the_committed_reference_of_its_profile(tmp_path: Path, capsys) -> None:
