@@ -22,9 +22,11 @@ def _share(trial: dict[str, Any], lanes: int, cores: int) -> int:
 
 
 def write_plan(results: Path, trials: list[dict[str, Any]], lanes: int, cores: int = 1) -> str:
-    """trials: [{"dir": ..., "duration_s": ..., "simulated": bool}], only those not yet done.
+    """trials: [{"dir": ..., "duration_s": ..., "simulated": bool, "bounded": bool}], only those not yet done.
 
     Measured trials share `lanes`, simulated ones (which take a core and no lane) share `cores`.
+    A bounded trial (fixed-size transfers) ends when its transfers do: duration_s is its upper
+    bound, and the running estimate learns the share of it such trials actually take.
     Returns a one-line forecast.
     """
     results.mkdir(parents=True, exist_ok=True)
@@ -37,7 +39,8 @@ def write_plan(results: Path, trials: list[dict[str, Any]], lanes: int, cores: i
     total = sum(t["duration_s"] for t in trials)
     line = f"{len(trials)} trials to run"
     if n_sim < len(trials):
-        line += (f", {total / 60:.1f} min of traffic; about {total / plan['lanes'] / 60 * 1.15:.1f} min "
+        bound = " at most" if any(t.get("bounded") for t in trials) else ""
+        line += (f", {total / 60:.1f} min of traffic{bound}; about {total / plan['lanes'] / 60 * 1.15:.1f} min "
                  f"with {plan['lanes']} lanes")
     if n_sim:
         line += f"; {n_sim} simulated, {plan['cores']} at a time"
@@ -66,8 +69,13 @@ def record_done(results: Path, trial_dir: str, wall_s: float, traffic_s: float) 
         if walls:
             overhead[sim] = sum(walls) / len(walls)
     every = sum(d["wall_s"] - d["traffic_s"] for d in done) / len(done)
+    # Bounded trials: the share of their bound that the finished ones took (the whole bound until one has).
+    bound_of = {t["dir"]: t["duration_s"] for t in plan["trials"] if t.get("bounded") and t["duration_s"] > 0}
+    took = [(d["traffic_s"], bound_of[d["dir"]]) for d in done if d["dir"] in bound_of]
+    share = min(1.0, sum(a for a, _ in took) / sum(b for _, b in took)) if took else 1.0
     lanes, cores = plan["lanes"], plan.get("cores", 1)
-    eta = sum((t["duration_s"] + overhead.get(bool(t.get("simulated")), every)) / _share(t, lanes, cores)
+    eta = sum((t["duration_s"] * (share if t.get("bounded") else 1.0)
+               + overhead.get(bool(t.get("simulated")), every)) / _share(t, lanes, cores)
               for t in left)
     return (f"[progress] {len(plan['trials']) - len(left)}/{len(plan['trials'])} trials done, "
             f"about {eta / 60:.1f} min left")

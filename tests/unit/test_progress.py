@@ -35,3 +35,13 @@ def test_the_estimate_divides_simulated_trials_by_cores(tmp_path: Path) -> None:
 
 def test_without_a_plan_there_is_no_estimate(tmp_path: Path) -> None:
     assert progress.record_done(tmp_path, str(tmp_path / "x"), 1, 0) is None
+
+
+def test_bounded_trials_are_estimated_by_the_share_of_their_bound_they_took(tmp_path: Path) -> None:
+    """Fixed-size transfers end before their bound: after one took half of it, the rest count half."""
+    plan = [{"dir": str(tmp_path / f"b{k}"), "duration_s": 300, "simulated": False, "bounded": True}
+            for k in range(3)]
+    line = progress.write_plan(tmp_path, plan, lanes=1)
+    assert line.startswith("3 trials to run, 15.0 min of traffic at most;")
+    line = progress.record_done(tmp_path, str(tmp_path / "b0"), wall_s=170, traffic_s=150)
+    assert line == f"[progress] 1/3 trials done, about {2 * (150 + 20) / 60:.1f} min left"
