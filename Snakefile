@@ -67,13 +67,14 @@ def sim_binary(paper):
 
 
 onstart:
-    from testbed.progress import write_plan
+    from testbed.progress import scoped_to_targets, write_plan
     # A simulated trial has no real-time traffic: its wall time is what the progress log measures.
     # A cell may set its own duration (fixed-size transfers: the bound, an overestimate): "bounded".
     todo = [{"dir": str(Path(d).resolve()), "simulated": PAPERS[p].simulated,
              "duration_s": 0 if PAPERS[p].simulated else PAPERS[p].duration_s(Path(d).parent.name, PROFILE),
              "bounded": "duration_s" in PAPERS[p].cells_by_id[Path(d).parent.name].scenario}
             for p in PAPERS for d in trial_dirs(p) if not Path(d, "summary.json").exists()]
+    todo = scoped_to_targets(todo, list(workflow.dag_settings.targets or ()), RESULTS)
     try:
         cores = int(workflow.cores)
     except WorkflowError:       # no --cores given: the estimate assumes one
