@@ -18,6 +18,9 @@ from pathlib import Path
 from tcprepro import CHECKOUT
 
 SOURCES = CHECKOUT / "cc" / "bpf"
+# Headers an object may include: the BPF wrappers' own, and algorithms shared with the kernel
+# wrappers (cc/ledbat/ledbat.h). Every header here is part of the object's cache key.
+INCLUDE_DIRS = (SOURCES, CHECKOUT / "cc" / "ledbat")
 KERNEL_BTF = Path("/sys/kernel/btf/vmlinux")
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,14}$")      # TCP_CA_NAME_MAX 16 incl. NUL; a C identifier
 MACRO_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -102,14 +105,16 @@ def build(source: str, kernel_name: str, defines: dict[str, int] | None = None) 
     if not src.exists():
         raise BuildError(f"BPF source {src} missing")
     kdir = kernel_dir()
-    inputs = b"\0".join([src.read_bytes(), (SOURCES / "tcprepro_cc.h").read_bytes(),
+    headers = sorted(h for d in INCLUDE_DIRS for h in d.glob("*.h"))
+    inputs = b"\0".join([src.read_bytes(), *(h.read_bytes() for h in headers),
                          (kdir / "vmlinux.h").read_bytes(), repr(sorted(defines.items())).encode(),
                          kernel_name.encode(), _clang_version().encode()])
     obj = kdir / f"{kernel_name}-{_sha256(inputs)[:16]}.o"
     if not obj.exists():
         tmp = obj.with_name(f".{obj.name}.{os.getpid()}.tmp")
         argv = ["clang", "-O2", "-g", "-Wall", "-Werror", "-target", "bpf", "-D__TARGET_ARCH_x86",
-                f"-I{kdir}", f"-I{SOURCES}", f'-DCC_NAME="{kernel_name}"', f"-DOPS_VAR={kernel_name}",
+                f"-I{kdir}", *(f"-I{d}" for d in INCLUDE_DIRS), f'-DCC_NAME="{kernel_name}"',
+                f"-DOPS_VAR={kernel_name}",
                 *(f"-D{k}={v}" for k, v in defines.items()), "-c", str(src), "-o", str(tmp)]
         try:
             _run(argv, "clang")

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,12 +87,19 @@ def _load_registry(path: Path, _mtime: int) -> dict[str, dict[str, Any]]:
     return data
 
 
-def entry(name: str) -> dict[str, Any]:
+def entry(name: str, module_params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The registry's entry of `name`, its module_params updated by `module_params` (a trial's
+    override: the lanes' cross-validation runs the references' H-TCP)."""
     reg = registry()
     if name not in reg:
         raise CcUnavailable(f"unknown congestion control {name!r}: known are {', '.join(reg)} "
                             f"(config/congestion_controls.yaml)")
-    return reg[name]
+    if not module_params:
+        return reg[name]
+    unknown = sorted(set(module_params) - set(reg[name].get("module_params") or {}))
+    if unknown:
+        raise CcUnavailable(f"{name}: no module parameter {', '.join(unknown)} in config/congestion_controls.yaml")
+    return {**reg[name], "module_params": {**reg[name]["module_params"], **module_params}}
 
 
 def target_ms(name: str) -> float | None:
@@ -146,25 +154,28 @@ def _config_has(release: str, *symbols: str) -> bool:
 BPF_KERNEL_SYMBOLS = ("CONFIG_BPF_SYSCALL", "CONFIG_BPF_JIT", "CONFIG_DEBUG_INFO_BTF")
 
 
-def options(name: str, release: str | None = None) -> dict[str, str]:
+def options(name: str, release: str | None = None, module_params: dict[str, Any] | None = None) -> dict[str, str]:
     """{impl: detail} for each implementation that can serve `name` on the running kernel (or,
     statically, on an installed kernel `release`), without loading anything. BPF is judged by its
     prerequisites here; `doctor` really registers one."""
-    e = entry(name)
+    e = entry(name, module_params)
     running = running_release()
     static = bool(release) and release != running
     release = release or running
     found: dict[str, str] = {}
     kname, module = e.get("kernel_name"), e.get("module")
+    wanted = set(e.get("module_params") or {})
     if kname:
         if static:
             if e.get("builtin") or _config_has(release, f"CONFIG_TCP_CONG_{kname.upper()}"):
                 found["builtin"] = f"built into {release}"
-        elif kname in available() and not loader.loaded_by_us(kname) and not _is_loaded_module(module):
+        elif (kname in available() and not loader.loaded_by_us(kname) and not _is_loaded_module(module)
+              and wanted <= _builtin_param_names(module)):
             found["builtin"] = f"{kname} listed by the kernel"
-        if module and (static or modules_loadable()) and _module_file(module, release):
+        ko = _module_file(module, release) if module else None
+        if module and (static or modules_loadable()) and ko and wanted <= _ko_param_names(ko):
             found["module"] = f"module {module} of {release}"
-        elif module and not static and _is_loaded_module(module):
+        elif module and not static and _is_loaded_module(module) and wanted <= _builtin_param_names(module):
             found["module"] = f"module {module} loaded"
     if e.get("bpf") and (bpf_build.SOURCES / e["bpf"]["source"]).exists() and not _bpf_tools_missing():
         btf_ok = _config_has(release, *BPF_KERNEL_SYMBOLS) if static else bpf_build.KERNEL_BTF.exists()
@@ -182,6 +193,22 @@ def how_available(name: str, release: str | None = None) -> tuple[str | None, st
     return None, why_not(name, release)
 
 
+def _builtin_param_names(module: str | None) -> set[str]:
+    """Parameters a built-in (or loaded) algorithm takes, as sysfs lists them."""
+    d = Path(f"/sys/module/{module}/parameters") if module else None
+    return {p.name for p in d.iterdir()} if d and d.is_dir() else set()
+
+
+@functools.lru_cache(maxsize=16)
+def _ko_param_names(ko: Path) -> set[str]:
+    """Parameters a module file takes (its modinfo), without loading it."""
+    try:
+        out = subprocess.run(["modinfo", "-F", "parm", str(ko)], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    return {line.split(":", 1)[0] for line in out.splitlines() if ":" in line}
+
+
 def why_not(name: str, release: str | None) -> str:
     e = entry(name)
     release = release or running_release()
@@ -190,6 +217,8 @@ def why_not(name: str, release: str | None) -> str:
         parts.append(f"{e['kernel_name']} not built into {release}")
         if e.get("module"):
             parts.append(f"no module {e['module']}" + ("" if modules_loadable() else " (no module support)"))
+        if e.get("module_params"):
+            parts.append(f"or its kernel implementation lacks a parameter of {', '.join(e['module_params'])}")
     if e.get("bpf"):
         missing = _bpf_tools_missing()
         parts.append(f"BPF needs {', '.join(missing)} (make deps)" if missing else
@@ -226,15 +255,17 @@ def bpf_params(name: str, overrides: dict[str, Any] | None = None) -> tuple[str,
 
 
 @contextlib.contextmanager
-def provide(name: str, params: dict[str, Any] | None = None, impl: str | None = None) -> Iterator[CcChoice]:
+def provide(name: str, params: dict[str, Any] | None = None, impl: str | None = None,
+            module_params: dict[str, Any] | None = None) -> Iterator[CcChoice]:
     """Make `name` usable for the block (loading and, at the end, unloading what it needed) and
-    say how. `impl` forces one implementation; `params` override a BPF algorithm's parameters."""
-    e = entry(name)
+    say how. `impl` forces one implementation; `params` override a BPF algorithm's parameters,
+    `module_params` the registry's parameters of its kernel implementation."""
+    e = entry(name, module_params)
     if impl is not None and impl not in IMPLS:
         raise CcUnavailable(f"{name}: implementation {impl!r} is not one of {', '.join(IMPLS)}")
     if params and impl is None:
         impl = "bpf"                          # only BPF objects take per-trial parameters
-    found = options(name)
+    found = options(name, module_params=module_params)
     chosen = impl or next((i for i in IMPLS if i in found), None)
     if chosen is None or chosen not in found:
         what = f"as {chosen}" if chosen else "here"
@@ -242,7 +273,9 @@ def provide(name: str, params: dict[str, Any] | None = None, impl: str | None = 
                             f"kernel that has it (the workflow's VM runs the pinned Debian kernel); "
                             f"`python -m tcprepro doctor` shows what this kernel has")
     if chosen == "builtin":
-        yield CcChoice(name, e["kernel_name"], "builtin", _builtin_params(e), notes=_absent_notes(e))
+        _set_builtin_params(name, e)
+        source = f"{e['kernel_wrapper']} (built in)" if e.get("kernel_wrapper") else None
+        yield CcChoice(name, e["kernel_name"], "builtin", _builtin_params(e), source=source, notes=_absent_notes(e))
         return
     if chosen == "module":
         want = {"impl": "module", "module": e["module"], "params": dict(e.get("module_params") or {})}
@@ -272,10 +305,28 @@ def _file_sha256(path: Path | None) -> str | None:
 
 
 def _builtin_params(e: dict[str, Any]) -> dict[str, Any]:
-    """A builtin's parameters as the kernel has them (the papers' values are recorded beside them)."""
+    """A builtin's parameters as the kernel has them; a built-in kernel wrapper's, as compiled (the
+    registry's bpf.params, which the UML kernel's cache key covers)."""
+    if e.get("kernel_wrapper"):
+        return dict((e.get("bpf") or {}).get("params") or {})
     module = e.get("module")
     wanted = dict(e.get("module_params") or {})
     return _read_module_params(module, wanted) if module and wanted else {}
+
+
+def _set_builtin_params(name: str, e: dict[str, Any]) -> None:
+    """A built-in algorithm takes the registry's module_params through sysfs (a module would take them
+    at load). Left set: every trial on this kernel asks for the same values."""
+    module, wanted = e.get("module"), dict(e.get("module_params") or {})
+    for key, want in wanted.items():
+        f = Path(f"/sys/module/{module}/parameters/{key}")
+        value = str(int(want) if isinstance(want, bool) else want)
+        try:
+            if f.read_text().strip() != value:
+                f.write_text(value)
+        except OSError as exc:
+            raise CcUnavailable(f"built-in {name} needs {module}.{key}={value} ({f}: {exc}). Fix: boot with "
+                                f"{module}.{key}={value} on the kernel command line, or run as root") from None
 
 
 def _absent_notes(e: dict[str, Any]) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""In the Debian-kernel VM, where H-TCP and Westwood+ exist as modules: the same scenario with the
+"""In the Debian-kernel VM, where Westwood+ exists as a module: the same scenario with the
 module and with this repo's BPF object (2 Mbit/s, 50 ms RTT, 60-packet drop-tail, 25 s), and
 Westwood+'s ssthresh after a loss against BWE x RTTmin. 2 Mbit/s, not the papers' 10: chosen when
 the TCG guest could not keep a 10 Mbit/s shaper at its rate (fixed since by HTB's late-dequeue
@@ -52,7 +52,9 @@ def shape(df) -> dict[str, float]:
             "congestion_events": len(congestion_events(w.t.to_numpy(), w.snd_cwnd.to_numpy()))}
 
 
-@pytest.mark.parametrize("cc", ["htcp", "westwood"])
+# H-TCP is not compared: the pinned kernel's module has no switch for the adaptive backoff that the
+# registry turns off (config/congestion_controls.yaml), so it cannot run H-TCP as the registry asks.
+@pytest.mark.parametrize("cc", ["westwood"])
 def test_bpf_and_module_agree_in_the_vm(cc, vm_results, paper_env, nothing_left_behind):  # noqa: F811
     results, traces = {}, {}
     for impl in ("module", "bpf"):
@@ -95,13 +97,16 @@ def test_every_name_loads_carries_traffic_and_unloads_in_the_vm(vm_results, pape
     _, prov, _, out = run_in_vm(paper_env, vm_results, "all", paper="vmccall", require_valid=False)
     ccs = prov["congestion_controls"]
     assert {n: c["impl"] for n, c in ccs.items()} == {
-        "newreno": "builtin", "cubic": "builtin", "htcp": "module", "westwood": "module",
+        # the pinned kernel's tcp_htcp has no switch for the adaptive backoff the paper turned off
+        "newreno": "builtin", "cubic": "builtin", "htcp": "bpf", "westwood": "module",
         **{n: "bpf" for n in ("ledbat", "ledbat-min1", "ledbat-md-nf2", "ledbat-md-nf1", "ledbat-mdvar")}}
     flows = json.loads((out / "spec.json").read_text())["flows"]
+    check = next(c for c in prov["fidelity"] if c["name"] == "socket_congestion_control")
+    assert check["pass"], check
+    received = {f["id"]: f.get("bytes_received") for f in json.loads((out / "summary.json").read_text())["flows"]}
     for f in flows:
-        iperf = json.loads((out / f"iperf-{f['id']}.json").read_text())
-        assert iperf["end"]["sender_tcp_congestion"] == ccs[f["cc_key"]]["kernel_name"], f["cc"]
-        assert iperf["end"]["sum_received"]["bytes"] > 0, f"{f['cc']} carried nothing"
+        assert f"{f['id']}={ccs[f['cc_key']]['kernel_name']}" in check["measured"], f["cc"]
+        assert received[f["id"]], f"{f['cc']} carried nothing"
     left = subprocess.run([sys.executable, "-m", "testbed.vm", "exec", "--", "sh", "-c",
                            "cat /proc/sys/net/ipv4/tcp_available_congestion_control; bpftool struct_ops show; "
                            "lsmod | grep -E '^tcp_(htcp|westwood)' || true"],

@@ -103,3 +103,20 @@ def test_target_ms_marks_the_delay_based_algorithms() -> None:
 
     assert target_ms("ledbat") == 25.0 and target_ms("ledbat-mdvar") == 25.0
     assert target_ms("cubic") is None and target_ms("westwood") is None
+
+
+def test_a_run_may_override_a_kernel_implementations_parameters() -> None:
+    """TCPREPRO_MODULE_PARAMS (testbed/run.py) reaches the registry entry; a name the registry does
+    not list for that algorithm is refused, and so is a malformed setting."""
+    import pytest
+
+    from cc.registry import CcUnavailable, entry
+    from testbed.run import parse_module_params
+
+    over = parse_module_params("htcp.use_adaptive_backoff=1")
+    assert entry("htcp", over["htcp"])["module_params"]["use_adaptive_backoff"] == 1
+    assert entry("htcp")["module_params"]["use_adaptive_backoff"] == 0
+    with pytest.raises(CcUnavailable, match="no module parameter beta"):
+        entry("htcp", {"beta": 1})
+    with pytest.raises(ValueError, match=r"<congestion control>\.<parameter>=<integer>"):
+        parse_module_params("htcp.use_adaptive_backoff=on")

@@ -1,0 +1,199 @@
+"""The virtual-time lane: one job (a trial's measurement) in its own User-Mode Linux instance.
+
+UML runs the Linux kernel as an ordinary host process, so the lane needs no root, no /dev/kvm and
+no capabilities. Booted with `time-travel=inf-cpu`, the guest's clocks advance only while it is
+idle: CPU work takes no virtual time, so timers, netem delays and shapers fire exactly when they
+should whatever load the host carries, and a trial costs the host CPU it uses, not its duration.
+One instance per trial, so lanes are independent processes and run one per core.
+
+The guest sees the host's / read-only through hostfs and writes only to tmpfs and to one shared
+folder, the trial's .partial directory, which it sees as GUEST_SHARE. A job is a function of its
+inputs alone, to the last bit, wherever it runs: the kernel mixes its command line into its random
+pool and the patched UML kernel takes no entropy from the host (kernel/uml/patches), so the
+command line carries the seed and nothing that depends on the host (the guest's init and the
+shared folder are reached as /proc/self/cwd: the host resolves hostfs paths in the UML process,
+whose working directory is the shared folder); and the shared folder has the same path in every
+guest, because every syscall that fails costs the guest a microsecond of virtual time (6.1's
+time travel, against livelock), and path lookups differ with the path.
+
+In the shared folder: .uml/init (testbed/uml_init), .uml/job.sh (the job), .uml/heartbeat (the
+guest's uptime, rewritten each virtual second), .uml/exit (the job's status); uml-console.log (the
+guest's console) stays with the trial.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from testbed.uml_kernel import UmlKernel, ensure
+
+GUEST_INIT = Path(__file__).resolve().with_name("uml_init")
+CONTROL = ".uml"
+GUEST_SHARE = Path("/run/tcprepro-share")     # where a job finds the shared folder
+CONSOLE = "uml-console.log"
+# The guest's CLOCK_REALTIME at boot (2026-01-01T00:00:00Z): fixed, as the kernel mixes it into its
+# random pool too; pcap timestamps are converted to the monotonic clock anyway.
+TIME_TRAVEL_START_NS = 1_767_225_600 * 1_000_000_000
+GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+PANIC = "Kernel panic"
+
+
+class UmlError(RuntimeError):
+    """The guest did not run its job to the end; the message says why and quotes its console."""
+
+
+@dataclass(frozen=True)
+class GuestRun:
+    rc: int
+    wall_s: float
+    virtual_s: float | None         # the guest's uptime when its job ended
+    kernel: UmlKernel
+    command_line: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """When the host gives up on a guest: no heartbeat (virtual time stalled: a job spinning at zero
+    virtual cost, or a hung kernel) for `stall_s` of wall time, or `deadline_s` of wall time in all."""
+
+    memory: str = "1G"
+    stall_s: float = 300.0
+    deadline_s: float = 6 * 3600.0
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        d = cls()
+        env = os.environ
+        return cls(memory=env.get("TCPREPRO_UML_MEMORY", d.memory),
+                   stall_s=float(env.get("TCPREPRO_UML_STALL_S", d.stall_s)),
+                   deadline_s=float(env.get("TCPREPRO_UML_DEADLINE_S", d.deadline_s)))
+
+
+def command_line(seed: int, memory: str) -> list[str]:
+    """The kernel's arguments: the same for every job but the seed."""
+    return [f"mem={memory}", "rootfstype=hostfs", "rootflags=/", "ro", f"init=/proc/self/cwd/{CONTROL}/init",
+            "time-travel=inf-cpu", f"time-travel-start={TIME_TRAVEL_START_NS}", "con=null", "con0=null,fd:1",
+            "loglevel=4", f"tcprepro.seed={seed}"]
+
+
+def job_script(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> str:
+    """What the guest's init runs: the job with exactly `env` (plus the guest's PATH), in `cwd`."""
+    assigns = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted({"PATH": GUEST_PATH, "HOME": "/root",
+                                                                     "LANG": "C.UTF-8", **env}.items()))
+    return (f"cd {shlex.quote(str(cwd))} || exit 124\n"
+            f"exec env -i {assigns} {' '.join(shlex.quote(a) for a in argv)}\n")
+
+
+def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], seed: int,
+        limits: Limits | None = None, kernel: UmlKernel | None = None) -> GuestRun:
+    """Boot a guest that runs `argv` (in `cwd`, with `env`) with `share` writable as GUEST_SHARE,
+    wait for it to power off, and return the job's exit status. SIGINT/SIGTERM in the caller (as an
+    exception) and every failure kill the guest's whole process group."""
+    limits = limits or Limits.from_env()
+    kernel = kernel or ensure()
+    share = share.resolve()
+    control = share / CONTROL
+    shutil.rmtree(control, ignore_errors=True)
+    control.mkdir(parents=True)
+    shutil.copy2(GUEST_INIT, control / "init")
+    (control / "job.sh").write_text(job_script(argv, cwd, env))
+    args = command_line(seed, limits.memory)
+    private = Path(tempfile.mkdtemp(prefix="tcprepro-uml-"))
+    # UML keeps its memory in a file under TMPDIR (which must allow exec: /dev/shm in a container
+    # does not) and its control socket under $HOME/.uml: both private to this guest.
+    host_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TMPDIR": str(private), "HOME": str(private)}
+    t0 = time.monotonic()
+    # The console is a regular file: a pipe can be full, and the guest then waits for the host's
+    # SIGIO, an interrupt whose virtual time would depend on the host's load (and the kernel mixes
+    # interrupt timing into its random pool).
+    console = (share / CONSOLE).open("ab")
+    try:
+        proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", "--", str(kernel.path), *args],
+                                cwd=share, env=host_env, stdin=subprocess.DEVNULL, stdout=console,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as exc:
+        shutil.rmtree(private, ignore_errors=True)
+        raise UmlError(f"cannot start {kernel.path}: {exc}") from None
+    finally:
+        console.close()
+    try:
+        why = _wait(proc, control / "heartbeat", share / CONSOLE, limits, t0)
+        wall = time.monotonic() - t0
+        virtual = _uptime(control / "heartbeat")
+        if why:
+            raise UmlError(f"{why} after {wall:.0f} s; console: {share / CONSOLE}:\n{_tail(share / CONSOLE)}")
+        try:
+            rc = int((control / "exit").read_text().strip())
+        except (OSError, ValueError):
+            raise UmlError(f"the guest powered off without its job's exit status; "
+                           f"console: {share / CONSOLE}:\n{_tail(share / CONSOLE)}") from None
+        return GuestRun(rc, wall, virtual, kernel, tuple(args))
+    finally:
+        _kill_group(proc)
+        shutil.rmtree(private, ignore_errors=True)
+        shutil.rmtree(control, ignore_errors=True)
+
+
+def _wait(proc: subprocess.Popen[bytes], heartbeat: Path, console: Path, limits: Limits,
+          t0: float) -> str | None:
+    """None once the guest has exited by itself, else why it had to be stopped. The UML process is
+    left unreaped (WNOWAIT), so its process group cannot be reused before _kill_group."""
+    last_beat, last_change = None, t0
+    while True:
+        if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            return None
+        time.sleep(0.2)
+        now = time.monotonic()
+        if _panicked(console):
+            return "the guest kernel panicked"
+        with contextlib.suppress(OSError):
+            beat = heartbeat.stat().st_mtime_ns
+            if beat != last_beat:
+                last_beat, last_change = beat, now
+        if now - last_change > limits.stall_s:
+            return (f"virtual time stalled: no heartbeat for {limits.stall_s:.0f} s of wall time (a guest "
+                    f"process spinning, or a hung kernel; TCPREPRO_UML_STALL_S sets the limit)")
+        if now - t0 > limits.deadline_s:
+            return f"wall-time deadline of {limits.deadline_s:.0f} s passed (TCPREPRO_UML_DEADLINE_S)"
+
+
+def _panicked(console: Path) -> bool:
+    """A panicked UML kernel spins forever: its console's last lines say so."""
+    try:
+        with console.open("rb") as fh:
+            fh.seek(max(0, console.stat().st_size - 4096))
+            return PANIC.encode() in fh.read()
+    except OSError:
+        return False
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """The UML process and the host processes that carry its guest's address spaces, all of them.
+    The UML process is not reaped before this, so the group id is still its own."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=10)
+
+
+def _uptime(heartbeat: Path) -> float | None:
+    try:
+        return float(heartbeat.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
+    except OSError:
+        return "(no console output)"

@@ -1,0 +1,117 @@
+"""The UML runner itself (testbed/uml.py): a guest runs its job and powers off, its randomness is a
+function of the seed alone, and a guest that stops advancing virtual time, or whose caller is
+interrupted, is killed with everything it started on the host."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import CHECKOUT
+
+pytestmark = [pytest.mark.uml]
+
+
+@pytest.fixture(scope="session")
+def uml_kernel():
+    """The lane's kernel, built here when the checkout has none yet (a fresh clone: ~5 min)."""
+    from testbed import uml_kernel
+    return uml_kernel.ensure()
+
+
+def guest_processes(kernel, under: Path) -> list[str]:
+    """Host processes of UML guests of this kernel (the kernel and its address-space carriers) that
+    share a folder below `under` (their working directory): other guests (a workflow running on
+    this machine) are not this test's."""
+    out = subprocess.run(["pgrep", "-a", "-f", str(kernel.path)], capture_output=True, text=True).stdout
+    mine = []
+    for line in out.splitlines():
+        try:
+            cwd = Path(os.readlink(f"/proc/{line.split()[0]}/cwd"))
+        except OSError:
+            continue
+        if cwd == under or under in cwd.parents:
+            mine.append(line)
+    return mine
+
+
+def share(root: Path, name: str) -> Path:
+    """A shared folder outside /tmp's tmpfs view in the guest is not needed: any host path works."""
+    d = root / name
+    d.mkdir(parents=True)
+    return d
+
+
+def test_a_guest_runs_its_job_and_returns_its_status(uml_kernel, tmp_path):
+    from testbed import uml
+    d = share(tmp_path, "job")
+    run = uml.run(["sh", "-c", f"echo written > {uml.GUEST_SHARE}/out.txt; sleep 30; exit 7"],
+                  share=d, cwd=Path("/"), env={}, seed=1, kernel=uml_kernel)
+    assert run.rc == 7
+    assert (d / "out.txt").read_text() == "written\n"
+    # 30 virtual seconds of sleep (+ the init's 2 s) advance the guest's clock, not the host's
+    assert run.virtual_s is not None and run.virtual_s >= 32
+    assert run.wall_s < 30, f"{run.wall_s:.1f} s of wall time for 30 virtual seconds of sleep"
+    assert not (d / uml.CONTROL).exists(), "the control folder is removed"
+    assert "reboot: System halted" in (d / uml.CONSOLE).read_text()
+    assert not guest_processes(uml_kernel, tmp_path)
+
+
+def test_randomness_follows_the_seed_and_nothing_else(uml_kernel, tmp_path):
+    """The command line is the guest's only entropy: the same seed gives the same random bytes in
+    another shared folder; another seed gives others."""
+    from testbed import uml
+    job = ["sh", "-c", f"head -c 16 /dev/urandom | od -An -tx1 > {uml.GUEST_SHARE}/r.txt"]
+    draws = []
+    for name, seed in (("a", 5), ("b/c/d", 5), ("e", 6)):
+        d = share(tmp_path, name)
+        assert uml.run(job, share=d, cwd=Path("/"), env={}, seed=seed, kernel=uml_kernel).rc == 0
+        draws.append((d / "r.txt").read_text())
+    assert draws[0] == draws[1] and draws[0] != draws[2], draws
+
+
+def test_a_guest_that_stops_virtual_time_is_killed(uml_kernel, tmp_path):
+    """A job spinning on the CPU never lets the guest's clock move: no heartbeat reaches the host,
+    and the watchdog kills the guest with every host process it made."""
+    from testbed import uml
+    d = share(tmp_path, "spin")
+    t0 = time.monotonic()
+    with pytest.raises(uml.UmlError, match="virtual time stalled"):
+        uml.run(["sh", "-c", "while :; do :; done"], share=d, cwd=Path("/"), env={}, seed=1, kernel=uml_kernel,
+                limits=uml.Limits(stall_s=8))
+    assert time.monotonic() - t0 < 60
+    assert not guest_processes(uml_kernel, tmp_path)
+    assert not (d / uml.CONTROL).exists()
+
+
+def test_an_interrupted_caller_leaves_no_guest(uml_kernel, tmp_path):
+    """SIGTERM to the process running a guest (a trial stopped by Snakemake): it unwinds and the guest
+    dies with it; SIGKILL to it: the guest dies by its parent-death signal."""
+    d = share(tmp_path, "term")
+    code = (f"import sys; from pathlib import Path; from testbed import uml; "
+            f"from testbed.interrupt import install_signal_handlers; install_signal_handlers(); "
+            f"uml.run(['sh', '-c', 'echo up > {uml_share()}/up; sleep 100000'], share=Path(sys.argv[1]), "
+            f"cwd=Path('/'), env={{}}, seed=1)")
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        (d / "up").unlink(missing_ok=True)
+        proc = subprocess.Popen([sys.executable, "-c", code, str(d)], cwd=CHECKOUT)
+        deadline = time.monotonic() + 60
+        while not (d / "up").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert (d / "up").exists(), "the guest never started its job"
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while guest_processes(uml_kernel, tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not guest_processes(uml_kernel, tmp_path), f"after {sig.name}: {guest_processes(uml_kernel, tmp_path)}"
+
+
+def uml_share() -> str:
+    from testbed import uml
+    return str(uml.GUEST_SHARE)

@@ -1,0 +1,24 @@
+"""The congestion control each bulk flow's socket ran, read from `ss -ti` (testbed/trial.py): the
+data connection's, not iperf3's control connection to the same port."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from testbed import fidelity
+from testbed.trial import parse_ss_cc
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_the_socket_that_moved_the_data_names_the_algorithm() -> None:
+    # a real capture: iperf3's control connection (bbr, 186 bytes) and its data connection (cubic)
+    assert parse_ss_cc((DATA / "ss_real.txt").read_text()) == "cubic"
+    assert parse_ss_cc("ESTAB 0 0 a:1 b:2\n\t ts sack ecn htcp wscale:7,7 bytes_acked:99\n") == "htcp"
+    assert parse_ss_cc("") is None
+
+
+def test_a_socket_with_another_algorithm_or_none_fails_the_check() -> None:
+    ok = fidelity.socket_cc_check({"bulk0": "htcp", "bulk1": "reno"}, {"bulk0": "htcp", "bulk1": "reno"})
+    assert ok["pass"] and ok["measured"] == "bulk0=htcp, bulk1=reno"
+    bad = fidelity.socket_cc_check({"bulk0": "htcp", "bulk1": "reno"}, {"bulk0": "cubic", "bulk1": None})
+    assert bad["pass"] is False and "bulk0: cubic (wanted htcp)" in bad["note"] and "bulk1: None" in bad["note"]

@@ -1,0 +1,118 @@
+"""The virtual-time lane's parts that need no guest: the kernel's definition and cache key, the
+guest's command line and job, the trials' seeded variation, and the virtual-time fidelity check."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tcprepro.config import load_paper
+from testbed import fidelity, uml, uml_kernel, variation
+
+
+def test_the_command_line_differs_only_by_the_seed() -> None:
+    a, b = uml.command_line(1, "1G"), uml.command_line(2, "1G")
+    assert [x for x in a if x not in b] == ["tcprepro.seed=1"]
+    assert "time-travel=inf-cpu" in a and "ro" in a
+    assert not any("/" in x and "=" in x and not x.startswith(("init=", "rootflags=")) for x in a)
+    assert "init=/proc/self/cwd/.uml/init" in a      # no host path: the kernel mixes its command line
+
+
+def test_the_job_gets_exactly_its_environment_and_quoted_arguments() -> None:
+    script = uml.job_script(["printf", "%s\n", "a b", "$HOME;x"], Path("/some dir"), {"K": "v w"})
+    assert script.splitlines()[0] == "cd '/some dir' || exit 124"
+    assert "exec env -i" in script and "'K=v w'" in script and "PATH=" in script
+    assert "'a b' '$HOME;x'" in script
+
+
+def test_every_builtin_variant_comes_from_the_registry_with_its_parameters() -> None:
+    reg = yaml.safe_load(uml_kernel.REGISTRY.read_text())
+    variants = uml_kernel.builtin_variants()
+    wanted = {e["kernel_name"]: e["bpf"]["params"] for e in reg.values() if e.get("kernel_wrapper")}
+    assert set(variants) == set(wanted) == {"ledbat", "ledbat_min1", "ledbat_md2", "ledbat_md1", "ledbat_mdv"}
+    assert variants["ledbat_mdv"]["DECREASE"] == 3 and variants["ledbat_md2"]["CURRENT_FILTER"] == 2
+    files = uml_kernel.generated_files()
+    assert '#define CC_NAME "ledbat_md2"' in files["v_ledbat_md2.c"]
+    assert "#define BETA_PERMILLE 600" in files["v_ledbat_md2.c"]
+    assert "obj-y += v_ledbat_mdv.o" in files["Makefile"] and "ledbat.h" in files
+
+
+def test_the_cache_key_covers_the_fragment_the_patches_and_the_algorithm(tmp_path, monkeypatch) -> None:
+    root = tmp_path / "kernel" / "uml"
+    shutil.copytree(uml_kernel.DEFINITION, root)
+    monkeypatch.setattr(uml_kernel, "DEFINITION", root)
+    base = uml_kernel.key()
+    (root / "config.fragment").write_text((root / "config.fragment").read_text() + "CONFIG_NET_SCH_SFQ=y\n")
+    changed_fragment = uml_kernel.key()
+    patch = sorted((root / "patches").glob("*.patch"))[0]
+    patch.write_text(patch.read_text() + "\n")
+    changed_patch = uml_kernel.key()
+    assert len({base, changed_fragment, changed_patch}) == 3
+
+
+def test_a_fragment_option_the_build_did_not_honour_is_named() -> None:
+    options = uml_kernel.fragment_options()
+    assert options["CONFIG_UML_TIME_TRAVEL_SUPPORT"] == "y" and options["CONFIG_SMP"] == "n"
+    final = "\n".join(f"{k}={v}" for k, v in options.items() if v != "n")
+    assert uml_kernel.config_mismatches(final) == []
+    wrong = final.replace("CONFIG_HZ=250", "CONFIG_HZ=100") + "\nCONFIG_SMP=y\n"
+    assert sorted(uml_kernel.config_mismatches(wrong)) == ["CONFIG_HZ=250 (got 100)", "CONFIG_SMP=n (got y)"]
+
+
+def test_variation_is_seeded_per_trial_and_recorded() -> None:
+    cfg = load_paper("collateral")
+    spec = cfg.trial_spec("cubic-rtt50-f5", 3, "full")
+    a, again = variation.apply(spec), variation.apply(spec)
+    other = variation.apply(cfg.trial_spec("cubic-rtt50-f5", 4, "full"))
+    assert a == again and a["variation"]["seed"] != other["variation"]["seed"]
+    assert a["variation"]["seed"] == variation.seed_for("collateral", "cubic-rtt50-f5", 3)
+    offsets = a["variation"]["start_offsets_ms"]
+    for f in a["flows"]:
+        span = 50.0 if f["kind"] == "bulk" else f["interval_ms"]
+        assert 0 <= offsets[f["id"]] < span
+        assert f["start_s"] == pytest.approx(f["start_s_configured"] + offsets[f["id"]] / 1000, abs=1e-6)
+    assert len(set(offsets.values())) == len(offsets), "every flow gets its own offset"
+    assert spec["flows"][0]["start_s"] == 0.0, "the configured spec is left alone"
+
+
+def test_tolerances_per_lane() -> None:
+    real, virtual = fidelity.tolerances("vm"), fidelity.tolerances("uml")
+    assert fidelity.tolerances("host") == real and real.rtt_ms == 0.5 and virtual.rtt_ms == 0.05
+    assert real.window_rate_tolerance(1000) == 0.05
+    # virtual time: two packets per 0.5-s window, the byte counter's resolution
+    assert virtual.window_rate_tolerance(1000) == pytest.approx(2 * 1500 * 8 / 500_000)
+    assert virtual.window_rate_tolerance(10_000) == pytest.approx(0.0048)
+    assert fidelity.base_rtt_result(50.04, 50.0, virtual)["pass"]
+    assert not fidelity.base_rtt_result(50.06, 50.0, virtual)["pass"]
+    assert fidelity.base_rtt_result(50.4, 50.0, real)["pass"]
+
+
+def _trial_dir(tmp_path: Path, late_ms: float, ping_gap_ms: float, sampler_late: int) -> tuple[Path, dict, dict]:
+    d = tmp_path / "trial"
+    (d / "pcap").mkdir(parents=True)
+    (d / "voip-voip0.json").write_text(json.dumps({"max_late_ms": late_ms, "late_sends": int(late_ms > 1)}))
+    (d / "qdisc_sampler.log").write_text(f"qdisc_sampler: 3000 samples, mean interval 10.000 ms (target 10.000), "
+                                         f"{sampler_late} late (> 5.0 ms), 0 slots skipped; SCHED_FIFO 10\n")
+    spec = {"flows": [{"id": "voip0", "kind": "voip", "interval_ms": 20, "start_s": 0.0}]}
+    prov = {"calibration": {"rounds": [{"ping_interval_ms": 10.0, "ping_min_gap_ms": ping_gap_ms}]}}
+    return d, spec, prov
+
+
+def test_virtual_time_check_passes_a_trial_on_plan(tmp_path) -> None:
+    d, spec, prov = _trial_dir(tmp_path, late_ms=0.001, ping_gap_ms=12.9, sampler_late=0)
+    c = fidelity.virtual_time_check(d, spec, prov)
+    assert c["pass"] and c["measured"] == pytest.approx(0.001)
+
+
+@pytest.mark.parametrize(("late_ms", "gap_ms", "sampler_late", "worst"), [
+    (0.0, 0.2, 0, "calibration ping"),        # pings sent in a burst (ping within the first second)
+    (4.0, 12.9, 0, "voip0 send grid"),       # a VoIP packet 4 ms off its grid
+    (0.0, 12.9, 2, "qdisc sampler grid"),    # two samples more than half an interval late
+])
+def test_virtual_time_check_names_what_strayed(tmp_path, late_ms, gap_ms, sampler_late, worst) -> None:
+    d, spec, prov = _trial_dir(tmp_path, late_ms, gap_ms, sampler_late)
+    c = fidelity.virtual_time_check(d, spec, prov)
+    assert c["pass"] is False and f"worst: {worst}" in c["note"]
