@@ -6,7 +6,8 @@ SNAKE := $(VENV)/bin/snakemake
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements.lock 2>/dev/null | cut -c1-12)
 CORES ?= all
 
-.PHONY: deps quick reproduce restore smoke test lint doctor clean-stale vm-stop html-report image help
+.PHONY: deps quick reproduce restore smoke test lint doctor clean-stale vm-stop html-report image help \
+	uml-kernel crossval bench-lanes
 PROFILE ?= quick
 help:
 	@echo "make quick      regenerate every table and figure with shortened trials"
@@ -17,6 +18,9 @@ help:
 	@echo "make doctor     what this kernel can run, and the fix for what it cannot"
 	@echo "make html-report PROFILE=quick   figures/report-<profile>.html, every figure embedded"
 	@echo "make image      the docker image (tag tcprepro), with the engine and base image it needs"
+	@echo "make uml-kernel the virtual-time lane's kernel (built once, about 5 minutes)"
+	@echo "make crossval   the virtual-time lane against the QEMU TCG lane, figures/crossval/"
+	@echo "make bench-lanes  wall time per trial on the UML and QEMU lanes, side by side"
 
 deps: $(STAMP)
 	@scripts/install-system
@@ -61,3 +65,31 @@ image:
 
 vm-stop: deps
 	$(PY) -m tcprepro vm stop
+
+uml-kernel: deps
+	$(PY) -m testbed.uml_kernel build
+
+# The UML side of the cross-validation (the TCG side is the committed references' snapshot in
+# data/crossval/tcg/): the same cells on the virtual-time lane, as the workflow runs them (iperf2)
+# and with the references' own procedure (timed flows by iperf3); snapshots, the figure and table.
+# H-TCP as the references ran it (Linux's default adaptive backoff), so only the lane differs.
+UML := TCPREPRO_KERNEL=uml TCPREPRO_MODULE_PARAMS=htcp.use_adaptive_backoff=1 $(SNAKE) --cores $(CORES) \
+  --config profile=full
+crossval: deps
+	$(UML) 'papers=[collateral]' results=results/crossval figures=results/crossval/f 'cells=*-rtt50-*'
+	$(UML) 'papers=[westwood]' results=results/crossval figures=results/crossval/f \
+	  'cells=cubic-t1,cubic-t2,cubic-t3,westwood-t1,westwood-t2,westwood-t3'
+	$(UML) 'papers=[ledbat]' results=results/crossval figures=results/crossval/f \
+	  'cells=*-rtt40-n2-30mb,*-rtt40-n2-50mb,*-rtt40-n2-100mb'
+	TCPREPRO_BULK_GENERATOR=iperf3 $(UML) 'papers=[collateral]' results=results/crossval-iperf3 \
+	  figures=results/crossval-iperf3/f 'cells=*-rtt50-*'
+	TCPREPRO_BULK_GENERATOR=iperf3 $(UML) 'papers=[westwood]' results=results/crossval-iperf3 \
+	  figures=results/crossval-iperf3/f 'cells=cubic-t1,cubic-t2,cubic-t3,westwood-t1,westwood-t2,westwood-t3'
+	for p in collateral westwood ledbat; do \
+	  $(PY) -m analysis.crossval snapshot --lane uml --paper $$p --results results/crossval/full/$$p || exit 1; done
+	for p in collateral westwood; do $(PY) -m analysis.crossval snapshot --lane uml-iperf3 --paper $$p \
+	  --results results/crossval-iperf3/full/$$p || exit 1; done
+	$(PY) -m figures.crossval
+
+bench-lanes: deps
+	$(PY) -m benchmarks.lanes --matrix

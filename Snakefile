@@ -11,6 +11,7 @@ from snakemake.exceptions import WorkflowError
 
 from sim.build import MODELS as SIM_MODELS
 from tcprepro.config import load_paper
+from testbed import uml_kernel
 
 configfile: "config/workflow.yaml"
 
@@ -30,7 +31,7 @@ PY = sys.executable
 if "trial_lanes" not in workflow.global_resources:
     workflow.register_resource("trial_lanes", int(config["lanes"]))
 LANES = int(getattr(workflow.global_resources["trial_lanes"], "value", workflow.global_resources["trial_lanes"]))
-# What the plan's estimate assumes: measured trials share the VM's vm_lanes, simulated ones the cores.
+# What the plan's estimate assumes: real-time trials share the VM's vm_lanes, the others the cores.
 MEASURING = max(1, min(LANES, int(config.get("vm_lanes", LANES))))
 
 
@@ -58,6 +59,43 @@ def cell_files(paper):
     return [str(RESULTS / paper / c / "cell.json") for c in selected_cells(paper)]
 
 
+@cache
+def lanes_of(paper):
+    """{cell: lane} of a measured paper (testbed/doctor.py: uml, host or vm; None where it cannot
+    run, which its trials then report). Simulated papers run on the host: "sim"."""
+    if PAPERS[paper].simulated:
+        return {c.cell_id: "sim" for c in PAPERS[paper].cells(PROFILE)}
+    from testbed import doctor
+    try:
+        plan = doctor.plan(paper, PROFILE, survey=SURVEY())
+    except Exception as exc:           # placement is the trial's own check too; it will say why
+        print(f"[plan] {paper}: placement failed ({exc}); each trial checks again", file=sys.stderr)
+        return {}
+    return {c.cell_id: c.where for c in plan.cells}
+
+
+@cache
+def SURVEY():
+    from testbed import doctor
+    ccs = {n.removeprefix("cc:") for p in PAPERS if not PAPERS[p].simulated
+           for c in PAPERS[p].cells_by_id.values() for n in doctor.needs(c.scenario) if n.startswith("cc:")}
+    return doctor.take_survey(ccs=ccs)
+
+
+def lane(paper, cell):
+    return lanes_of(paper).get(cell)
+
+
+# The UML lane's kernel, built once per definition (testbed/uml_kernel.py; its cache key is in the
+# path). Trials take it as ancient(): a trial already measured is not rerun for a rebuilt kernel
+# (its provenance names the kernel it ran on), as for the VM lane's kernel.
+UML_KERNEL = str((uml_kernel.kernel_dir() / "linux").relative_to(Path(workflow.basedir)))
+
+
+def uml_binary(paper, cell):
+    return [ancient(UML_KERNEL)] if lane(paper, cell) == "uml" else []
+
+
 def sim_binary(paper):
     """A simulated paper's trials run its model, compiled by rule sim_binary (again when its sources change)."""
     if not PAPERS[paper].simulated:
@@ -68,10 +106,12 @@ def sim_binary(paper):
 
 onstart:
     from testbed.progress import scoped_to_targets, write_plan
-    # A simulated trial has no real-time traffic: its wall time is what the progress log measures.
-    # A cell may set its own duration (fixed-size transfers: the bound, an overestimate): "bounded".
-    todo = [{"dir": str(Path(d).resolve()), "simulated": PAPERS[p].simulated,
-             "duration_s": 0 if PAPERS[p].simulated else PAPERS[p].duration_s(Path(d).parent.name, PROFILE),
+    # A simulated or virtual-time trial has no real-time traffic: its wall time is what the progress
+    # log measures. A cell may set its own duration (fixed-size transfers: the bound, an
+    # overestimate): "bounded".
+    todo = [{"dir": str(Path(d).resolve()), "per_core": per_core(p, Path(d).parent.name),
+             "duration_s": 0 if per_core(p, Path(d).parent.name)
+             else PAPERS[p].duration_s(Path(d).parent.name, PROFILE),
              "bounded": "duration_s" in PAPERS[p].cells_by_id[Path(d).parent.name].scenario}
             for p in PAPERS for d in trial_dirs(p) if not Path(d, "summary.json").exists()]
     todo = scoped_to_targets(todo, list(workflow.dag_settings.targets or ()), RESULTS)
@@ -130,17 +170,29 @@ rule all:
         [str(REPORT)] if FIGURED else [],
 
 
+def per_core(paper, cell):
+    """Simulated and virtual-time trials are CPU work from start to end: one core each, no lane.
+    A real-time trial mostly waits (on the VM, or on traffic): no core, one lane."""
+    return lane(paper, cell) in ("sim", "uml")
+
+
 rule trial:
-    input: lambda w: sim_binary(w.paper)
+    input: lambda w: sim_binary(w.paper) + uml_binary(w.paper, w.cell)
     output: directory(str(RESULTS / "{paper}" / "{cell}" / "trial-{k}"))
     wildcard_constraints: k=r"\d+"
-    # A measured trial mostly waits (on the VM, or on traffic): no core, one lane. A simulated one is
-    # the opposite: one core, busy throughout, and no lane (no namespaces, VM or trace buffer).
-    threads: lambda w: 1 if PAPERS[w.paper].simulated else 0
-    resources: trial_lanes=lambda w: 0 if PAPERS[w.paper].simulated else 1
+    threads: lambda w: 1 if per_core(w.paper, w.cell) else 0
+    resources: trial_lanes=lambda w: 0 if per_core(w.paper, w.cell) else 1
     shell:
         "{PY} -m tcprepro trial --paper {wildcards.paper} --cell {wildcards.cell} "
         "--trial {wildcards.k} --profile " + PROFILE + " --out {output}"
+
+
+# Every core the run has (Snakemake caps threads at --cores); not workflow.cores, which a run
+# without --cores (a --report, a --dry-run) cannot evaluate.
+rule uml_kernel:
+    output: UML_KERNEL
+    threads: os.cpu_count() or 1
+    shell: "{PY} -m testbed.uml_kernel build --jobs {threads}"
 
 
 # A simulation model of sim/<dir>/, compiled into build/<dir>/ (sim/build.py; reused while up to date).

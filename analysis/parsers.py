@@ -343,6 +343,19 @@ def read_iperf2_csv(path: Path | str) -> Iperf2Report | None:
 # ACKs of one connection, from a sender-side pcap
 
 
+def first_syn_times(pcap: Path | str) -> dict[int, float]:
+    """{destination port: CLOCK_REALTIME seconds} of the first SYN (without ACK) to each port:
+    when each connection of a capture was opened."""
+    import subprocess
+
+    out = subprocess.run(["tcpdump", "-r", str(pcap), "-tt", "-nn",
+                          "tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn"], capture_output=True, text=True).stdout
+    first: dict[int, float] = {}
+    for t, port in re.findall(r"^(\d+\.\d+) IP \S+ > \S+\.(\d+): Flags \[S\]", out, flags=re.M):
+        first.setdefault(int(port), float(t))
+    return first
+
+
 def read_acks(pcap: Path | str, receiver_ip: str, port: int) -> pd.DataFrame:
     """t (CLOCK_REALTIME seconds) and relative ack number of every segment the receiver sent on
     `port`, as tcpdump decodes them (relative to the sender's initial sequence number). SYN

@@ -200,9 +200,11 @@ def _summarize_bulk(
         port = _flow_port(f, i, port_base)
         rec["port"] = port
         fixed = bool(f.get("bytes"))
-        ip = None if fixed else _load_iperf(d, fid, acc)
+        # iperf2 for fixed-size flows, and for timed ones where the trial chose it (bulk_generator)
+        iperf2 = fixed or (d / f"iperf2-{fid}-client.csv").exists()
+        ip = None if iperf2 else _load_iperf(d, fid, acc)
         sports = ip.local_ports if ip and ip.local_ports else None
-        if fixed:
+        if iperf2:
             server = _load_iperf2(d, fid, "server", acc)
             client = _load_iperf2(d, fid, "client", acc)
             if server is not None:

@@ -95,7 +95,8 @@ def vm(ns: argparse.Namespace) -> int:
 
 
 @command("diff", "compare two result sets of one paper (figures/<paper>/<profile>/, or `paper` for its own "
-         "numbers): numbers that moved beyond their tolerance, claims whose verdict changed (exit 1)",
+         "numbers): numbers that moved beyond their tolerance, claims whose verdict changed (exit 1), and "
+         "either side built from trials the paper's config no longer describes (stale)",
          arg("a", help="a result set directory"), arg("b", help="another result set directory, or `paper`"),
          arg("--strict", action="store_true", help="exit 1 also when a number moved"))
 def diff(ns: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ def paper_dir() -> Path:
     return Path(os.environ.get("TCPREPRO_PAPER_DIR", CONFIG_DIR))
 
 PROFILES = ("smoke", "quick", "full")
-NOT_PAPERS = {"workflow", "congestion_controls"}
+NOT_PAPERS = {"workflow", "congestion_controls", "crossval"}
 _PLACEHOLDER = re.compile(r"\$\{([a-z_][a-z0-9_]*)\}")
 _FULL_PLACEHOLDER = re.compile(r"^\$\{([a-z_][a-z0-9_]*)\}$")
 # Port offsets inside a trial's port block: bulk flows from 1, VoIP flows from 60.
@@ -105,7 +105,8 @@ class PaperConfig:
         }
         if self.simulated:
             return {**spec, "warmup_s": prof["warmup_s"], "flows": wlan_flows(cell.scenario)}
-        return {**spec, "flows": expand_flows(cell.scenario["flows"])}
+        return {**spec, "flows": expand_flows(cell.scenario["flows"]),
+                "bulk_generator": str(load_workflow().get("bulk_generator", "iperf2"))}
 
 
 def is_simulated(scenario: dict[str, Any]) -> bool:

@@ -10,21 +10,39 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from analysis import diffing, resultset
+from analysis import diffing, resultset, staleness
 from tcprepro import CHECKOUT
-from tcprepro.config import CONFIG_DIR, NOT_PAPERS, ConfigError, load_paper
+from tcprepro.config import CONFIG_DIR, NOT_PAPERS, ConfigError, PaperConfig, load_paper
 
 REFERENCE_NAMES = {"full": "full", "smoke": "smoke-reference"}
 
 
 def compare(a_path: Path | str, b_path: Path | str) -> diffing.Diff:
-    """Diff result set a against b, or against its paper's own numbers when b is `paper`."""
+    """Diff result set a against b, or against its paper's own numbers when b is `paper`; either side
+    built from trials the paper's config no longer describes is named (analysis/staleness.py)."""
     a = resultset.load(a_path)
     b = resultset.paper_side(a) if str(b_path) == "paper" else resultset.load(b_path)
-    reference = load_paper(CONFIG_DIR / f"{a.paper}.yaml").data.get("reference", {})
-    return diffing.diff(a, b, diffing.tolerances(reference, a.profile), str(a_path), str(b_path))
+    cfg = load_paper(CONFIG_DIR / f"{a.paper}.yaml")
+    out = diffing.diff(a, b, diffing.tolerances(cfg.data.get("reference", {}), a.profile), str(a_path), str(b_path))
+    for label, rs in ((str(a_path), a), (str(b_path), b)):
+        lines = staleness.result_set_lines(rs.provenance, f"config/{a.paper}.yaml", cfg.sha256,
+                                           current_spec(cfg, rs.profile))
+        out.stale += [f"{label}: {line}" for line in lines]
+    return out
+
+
+def current_spec(cfg: PaperConfig, profile: str) -> Callable[[str], dict[str, Any] | None]:
+    """What the paper's config now gives a cell's trials (None: no such cell or profile)."""
+    def spec(cell_id: str) -> dict[str, Any] | None:
+        try:
+            return cfg.trial_spec(cell_id, 1, profile)
+        except (ConfigError, KeyError):
+            return None
+    return spec
 
 
 def reference_dir(paper: str, profile: str, root: Path = CHECKOUT / "figures") -> Path | None:

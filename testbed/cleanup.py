@@ -27,23 +27,45 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def _start_ticks(pid: int) -> int | None:
+    """When a process started (clock ticks after boot, /proc/PID/stat field 22); None if gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def claim(folder: Path) -> None:
+    """Mark `folder` as being written by this process: its pid and start time, so that a sweep
+    never takes a folder whose writer lives, nor spares one because its pid was reused."""
+    (folder / OWNER_FILE).write_text(f"{os.getpid()} {_start_ticks(os.getpid())}")
+
+
+def owner_alive(folder: Path) -> bool | None:
+    """Whether the process that claimed `folder` still runs; None when it was never claimed (being
+    created right now, or not a folder of ours): such a folder is left alone."""
+    try:
+        fields = (folder / OWNER_FILE).read_text().split()
+        pid = int(fields[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    started = fields[1] if len(fields) > 1 else None
+    if not pid_alive(pid):
+        return False
+    return started is None or started == "None" or str(_start_ticks(pid)) == started
+
+
 def stale_partials(results: Path) -> list[Path]:
     """`.partial` trial directories whose writer is gone."""
-    out = []
-    for d in results.glob("*/*/*/*.partial"):
-        owner = d / OWNER_FILE
-        try:
-            pid = int(owner.read_text())
-        except (OSError, ValueError):
-            pid = 0
-        if not pid or not pid_alive(pid):
-            out.append(d)
-    return out
+    return [d for d in results.glob("*/*/*/*.partial") if owner_alive(d) is False]
 
 
-def sweep(results: Path | None = None, quiet: bool = False) -> list[str]:
-    removed = [f"tracefs instance {name}" for name in sweep_stale_instances()]
-    removed += loader.sweep()
+def sweep(results: Path | None = None, quiet: bool = False, kernel_state: bool = True) -> list[str]:
+    """Stale partial trials; with `kernel_state`, also what killed trials left in this kernel."""
+    removed = []
+    if kernel_state:
+        removed += [f"tracefs instance {name}" for name in sweep_stale_instances()]
+        removed += loader.sweep()
     for d in stale_partials(results or CHECKOUT / "results"):
         shutil.rmtree(d, ignore_errors=True)
         removed.append(f"partial trial {d}")

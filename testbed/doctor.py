@@ -3,8 +3,9 @@
 The running kernel is asked, not read about: each qdisc is really added to a veth in a scratch
 namespace, because a config file or a module list can say yes while the kernel says no. The pinned
 VM kernel cannot be asked without a ~30 s boot, so its features are read statically from its
-/boot/config and /lib/modules. From both, `plan` places each cell of a paper on the host, in the
-VM, or nowhere (naming what is missing and the fix).
+/boot/config and /lib/modules; the UML lane's kernel (virtual time) likewise from its build's
+config, or from kernel/uml/config.fragment before it is built. From these, `plan` places each cell
+of a paper on a lane (uml, host, vm), or nowhere (naming what is missing and the fix).
 """
 from __future__ import annotations
 
@@ -36,7 +37,11 @@ NETNS_DIR = Path("/run/netns")
 # Scratch names: the pid suffix lets a later run delete what a killed run left behind.
 NETNS_PREFIX = "tcprepro-doctor-"
 VETH = ("tcprdoc0", "tcprdoc1")
-KERNEL_MODES = ("auto", "host", "vm")
+KERNEL_MODES = ("auto", "host", "vm", "uml")
+LANES = ("uml", "host", "vm")
+# Under `auto`, the first lane that has everything a paper needs: virtual time first (exact, and no
+# load on the host can spoil a trial), then this kernel in real time, then the VM.
+AUTO_ORDER = ("uml", "host", "vm")
 TCP_PROBE_SINCE = (4, 16)          # the tcp:tcp_probe tracepoint replaced the tcp_probe module in 4.16
 SIMULATION_NEEDS = frozenset({"tool:ns3"})     # a simulated paper's cells: the simulator's toolchain only
 
@@ -76,7 +81,7 @@ LINK_KINDS = ("ifb", "bridge")
 TOOLS = {"ip": "iproute2", "tc": "iproute2", "iperf3": "iperf3", "ping": "iputils-ping",
          "ethtool": "ethtool", "tcpdump": "tcpdump", "tcptrace": "tcptrace"}
 ROW_ORDER = ("root", "sysctl:", "netns+veth", "qdisc:", "ifb", "bridge", "tracefs", "tracepoint:", "modules",
-             "bpf:", "tool:", "cc:", "vm:")
+             "bpf:", "tool:", "cc:", "vm:", "uml:")
 
 
 @dataclass(frozen=True)
@@ -232,10 +237,21 @@ def check_sysctl_writable(path: Path = Path("/proc/sys/net/ipv4/ip_forward")) ->
                  "docker run --privileged, or leave TCPREPRO_KERNEL unset: the VM has its own /proc/sys")
 
 
+def _readable_dir(path: Path) -> bool | None:
+    """Whether `path` is a directory; None when this user may not look (tracefs is root's)."""
+    try:
+        return path.is_dir()
+    except PermissionError:
+        return None
+
+
 def check_tracefs() -> Check:
     """tracefs must be mounted for the tracepoint; mount it if it is not (that is the fix anyway)."""
     fix = f"mount -t tracefs nodev {TRACEFS}"
-    if (TRACEFS / "events").is_dir():
+    seen = _readable_dir(TRACEFS / "events")
+    if seen is None:
+        return Check("tracefs", False, f"{TRACEFS} is not readable as uid {os.geteuid()}", "run as root")
+    if seen:
         return Check("tracefs", True, f"mounted at {TRACEFS}")
     if os.geteuid() != 0:
         return Check("tracefs", False, f"not mounted at {TRACEFS}", f"as root: {fix}")
@@ -247,6 +263,8 @@ def check_tracefs() -> Check:
 
 def check_tracepoint() -> Check:
     name = "tracepoint:tcp_probe"
+    if _readable_dir(TRACEFS / "events") is None:
+        return Check(name, False, f"{TRACEFS} is not readable as uid {os.geteuid()}", "run as root")
     if TCP_PROBE_FORMAT.exists():
         return Check(name, True, f"{TCP_PROBE_FORMAT.parent} present")
     if not (TRACEFS / "events").is_dir():
@@ -502,21 +520,109 @@ def _kvm_reason(vm: Any) -> str:
     return "see testbed/vm.py kvm_usable"
 
 
+# ---------------------------------------------------------------- the UML lane's kernel, read statically
+
+def uml_kernel_config() -> tuple[dict[str, str], str]:
+    """The UML kernel's options ({"FOO": "y"}) and where they were read: the built kernel's config,
+    or, before the build, kernel/uml/config.fragment (what the build checks it got)."""
+    from testbed import uml_kernel
+    built = uml_kernel.cached()
+    if built is not None:
+        return read_kernel_config(built.path.with_name("config")), built.release
+    options = {k.removeprefix("CONFIG_"): v for k, v in uml_kernel.fragment_options().items() if v != "n"}
+    if options.get("FTRACE") == "y" and options.get("ENABLE_DEFAULT_TRACERS") == "y":
+        options["EVENT_TRACING"] = "y"              # what ENABLE_DEFAULT_TRACERS selects
+    version = uml_kernel.definition()["source"]["version"].split("-")[0]
+    return options, f"{version} (UML, not built yet)"
+
+
+def uml_builtin_ccs(config: dict[str, str]) -> set[str]:
+    """Kernel names of the congestion controls built into the UML kernel: reno always, the kernel's
+    own where CONFIG_TCP_CONG_<NAME>=y, the registry's kernel-wrapper variants with TCP_CONG_LEDBAT."""
+    names = {"reno"} | {k.removeprefix("TCP_CONG_").lower() for k, v in config.items()
+                        if k.startswith("TCP_CONG_") and v == "y"}
+    if config.get("TCP_CONG_LEDBAT") == "y":
+        names |= {e["kernel_name"] for e in cc_registry.registry().values() if e.get("kernel_wrapper")}
+    return names
+
+
+def check_cc_uml(name: str, builtin: set[str], release: str) -> Check:
+    try:
+        e = cc_registry.entry(name)
+    except cc_registry.CcUnavailable as exc:
+        return Check(f"cc:{name}", False, str(exc), f"add {name} to config/congestion_controls.yaml")
+    if e.get("kernel_name") in builtin:
+        return Check(f"cc:{name}", True, f"builtin: {e['kernel_name']} built into {release}")
+    fix = ("add it to kernel/uml/config.fragment" if e.get("kernel_name") else
+           "give it a kernel_wrapper (config/congestion_controls.yaml): UML has no BPF JIT for struct_ops")
+    return Check(f"cc:{name}", False, f"{e.get('kernel_name') or name} not built into {release}", fix)
+
+
+def uml_checks(host: dict[str, Check] | None = None, ccs: Iterable[str] = ()) -> tuple[list[Check], str]:
+    """The UML kernel's features (its guest is root of its own kernel and shares the host's tools)."""
+    config, release = uml_kernel_config()
+    checks = [Check("root", True, "the guest is root of its own kernel (no root on the host)"),
+              Check("sysctl:writable", True, "the guest mounts its own /proc")]
+    checks += [_static_check(n, opts, config, set(), release) for n, opts in KERNEL_OPTIONS.items()]
+    checks += [_static_tracepoint(config, release),
+               Check("bpf:struct_ops", False, "UML has no BPF JIT, so no struct_ops",
+                     "built-in congestion controls only (config/congestion_controls.yaml kernel_wrapper)")]
+    checks += [Check(c.name, c.ok, f"host rootfs: {c.detail}", c.fix) for c in (host or {}).values()
+               if c.name.startswith("tool:")]
+    builtin = uml_builtin_ccs(config)
+    checks += [check_cc_uml(n, builtin, release) for n in cc_names(ccs)]
+    return checks, release
+
+
+def uml_runner_checks() -> list[Check]:
+    """The kernel (built, or buildable here: the workflow builds it first) and the tools a guest's
+    init needs from the host."""
+    from testbed import uml_kernel
+    built = uml_kernel.cached()
+    if built is not None:
+        kernel = Check("uml:kernel", True, f"{built.release} ({built.path})")
+    else:
+        missing = uml_kernel.missing_tools()
+        kernel = (Check("uml:kernel", False, f"not built, and building it needs {', '.join(missing)}",
+                        f"make deps (Debian packages {' '.join(missing)})") if missing else
+                  Check("uml:kernel", True, "not built yet: the workflow builds it first (about 5 min on 2 cores; "
+                        "python -m testbed.uml_kernel build)"))
+    tools = [Check("uml:busybox", bool(which("busybox")), "the guest's init powers off with busybox",
+                   "" if which("busybox") else "make deps (Debian package busybox-static)"),
+             Check("uml:setpriv", bool(which("setpriv")), "ties a guest's life to its trial's",
+                   "" if which("setpriv") else "make deps (Debian package util-linux)")]
+    return [kernel, *tools]
+
+
 # ---------------------------------------------------------------- needs and plans
 
 @dataclass
 class Survey:
-    """Both kernels' checks by feature name, and whether the VM runner can boot the pinned kernel."""
+    """Each lane's checks by feature name, and whether the VM and UML runners can boot their kernels."""
 
     host: dict[str, Check]
     vm: dict[str, Check]
     runner: list[Check]
     host_release: str
     vm_release: str | None
+    uml: dict[str, Check] = field(default_factory=dict)
+    uml_runner: list[Check] = field(default_factory=list)
+    uml_release: str | None = None
 
     @property
     def vm_ready(self) -> bool:
         return self.vm_release is not None and all(c.ok for c in self.runner)
+
+    def lacks(self, lane: str, need: Iterable[str]) -> list[str]:
+        """What `lane` lacks of `need` (its runner's failed checks included)."""
+        if lane == "host":
+            return _lacks(self.host, need)
+        if lane == "vm":
+            runner_lacks = [c.name for c in self.runner if not c.ok]
+            return sorted({*runner_lacks, *(_lacks(self.vm, need) if self.vm_release else [])})
+        if not self.uml_release:
+            return ["uml:kernel"]
+        return sorted({*(c.name for c in self.uml_runner if not c.ok), *_lacks(self.uml, need)})
 
 
 def _by_name(checks: Iterable[Check]) -> dict[str, Check]:
@@ -527,7 +633,9 @@ def take_survey(refresh: bool = False, ccs: Iterable[str] = ()) -> Survey:
     host = _by_name(host_checks(refresh, ccs))
     runner, release = vm_runner_checks()
     vm = _by_name(pinned_checks(release, host, ccs)) if release else {}
-    return Survey(host, vm, runner, cc_registry.running_release(), release)
+    uml, uml_release = uml_checks(host, ccs)
+    return Survey(host, vm, runner, cc_registry.running_release(), release, _by_name(uml), uml_runner_checks(),
+                  uml_release)
 
 
 def check_ns3() -> Check:
@@ -556,6 +664,8 @@ def needs(scenario: dict[str, Any]) -> set[str]:
             need |= {f"cc:{flow['cc']}", "tool:iperf3"}
     if scenario.get("keep_pcap"):
         need |= {"tool:tcpdump", "tool:tcptrace"}
+    if any(f["kind"] == "bulk" and (f.get("cc_impl") == "bpf" or f.get("cc_params")) for f in scenario["flows"]):
+        need.add("bpf:struct_ops")          # per-flow parameters and forced BPF exist only as BPF objects
     return need
 
 
@@ -572,16 +682,17 @@ def _lacks(checks: dict[str, Check], need: Iterable[str]) -> list[str]:
 @dataclass(frozen=True)
 class CellPlan:
     cell_id: str
-    where: str | None              # "host", "vm", or None: runnable on neither
+    where: str | None              # "uml", "host", "vm", or None: runnable on none
     host_lacks: tuple[str, ...]
     vm_lacks: tuple[str, ...]
+    uml_lacks: tuple[str, ...] = ()
 
 
 @dataclass
 class Plan:
     paper: str
     profile: str
-    mode: str                      # TCPREPRO_KERNEL: auto, host or vm
+    mode: str                      # TCPREPRO_KERNEL (or the paper's `lane`): auto, host, vm or uml
     cells: list[CellPlan]
     fixes: dict[str, str] = field(default_factory=dict)   # missing feature -> fix
 
@@ -598,18 +709,20 @@ def _union(cells: Iterable[CellPlan], attr: str) -> str:
     return ", ".join(sorted({n for c in cells for n in getattr(c, attr)}))
 
 
+LANE_PHRASES = {"uml": "on the virtual-time lane (UML)", "host": "on the host", "vm": "in the VM"}
+
+
 def _summary_body(plan: Plan) -> str:
-    host = [c for c in plan.cells if c.where == "host"]
-    vm = [c for c in plan.cells if c.where == "vm"]
     stuck = [c for c in plan.cells if not c.where]
     if stuck:
         return _cannot_run(plan, stuck)
-    if not vm:
+    by_lane = {lane: [c for c in plan.cells if c.where == lane] for lane in LANES}
+    used = [lane for lane in LANES if by_lane[lane]]
+    if used == ["host"]:
         return "runs on the host"
-    if not host:
-        return f"runs in the VM (host lacks: {_union(vm, 'host_lacks')})"
-    return (f"runs on the host ({len(host)} cells) and in the VM ({len(vm)} cells; "
-            f"host lacks: {_union(vm, 'host_lacks')})")
+    parts = [LANE_PHRASES[lane] + (f" ({len(by_lane[lane])} cells)" if len(used) > 1 else "") for lane in used]
+    host_lacks = _union([c for c in plan.cells if c.where != "host"], "host_lacks")
+    return "runs " + " and ".join(parts) + (f" (host lacks: {host_lacks})" if host_lacks else "")
 
 
 def _cannot_run(plan: Plan, stuck: list[CellPlan]) -> str:
@@ -621,6 +734,11 @@ def _cannot_run(plan: Plan, stuck: list[CellPlan]) -> str:
             return f"cannot run: {why} ({count}). Fix: unset TCPREPRO_KERNEL: the pinned VM kernel has them"
     elif plan.mode == "vm":
         why = f"TCPREPRO_KERNEL=vm but the VM lacks {_union(stuck, 'vm_lacks')}"
+    elif plan.mode == "uml":
+        why = f"the UML lane lacks {_union(stuck, 'uml_lacks')}"
+        fixes = "; ".join(f"{n}: {plan.fixes[n]}" for n in sorted({n for c in stuck for n in c.uml_lacks})
+                          if plan.fixes.get(n))
+        return f"cannot run: {why} ({len(stuck)} of {len(plan.cells)} cells)" + (f". Fix: {fixes}" if fixes else "")
     else:
         why = f"host lacks {host_lacks}; VM lacks {_union(stuck, 'vm_lacks')}"
     # Forced to the host, the host's gaps matter; otherwise what stops the VM fallback does.
@@ -642,41 +760,45 @@ def paper_needs(paper: str) -> set[str]:
 
 
 def _place(need: set[str], survey: Survey, mode: str,
-           together: set[str] | None = None) -> tuple[str | None, list[str], list[str]]:
-    """Host or VM for one cell. Under `auto`, `together` (the paper's needs) decides: a paper's cells
-    are compared with one another, so all of them run on one kernel (the congestion controls'
-    code and the emulator differ between the two); forced modes place the cell alone. A simulated
-    cell (it needs only tool:ns3) runs on the host whatever the mode: no kernel is under test."""
+           together: set[str] | None = None) -> tuple[str | None, list[str], list[str], list[str]]:
+    """(lane, host lacks, VM lacks, UML lacks) for one cell. Under `auto` the first lane of
+    AUTO_ORDER that has everything, and `together` (the paper's needs) decides: a paper's cells are
+    compared with one another, so all of them run on one kernel (the congestion controls' code and
+    the emulator differ between lanes); a forced mode places the cell alone, on that lane. A
+    simulated cell (it needs only tool:ns3) runs on the host whatever the mode: no kernel is under test."""
     if need == SIMULATION_NEEDS:
         host_lacks = _lacks(survey.host, need)
-        return (None if host_lacks else "host"), host_lacks, host_lacks
+        return (None if host_lacks else "host"), host_lacks, host_lacks, host_lacks
     if mode == "auto" and together:
         placed = _place(need | together, survey, mode)
         if placed[0] is not None:
             return placed
-    host_lacks = _lacks(survey.host, need)
-    runner_lacks = [c.name for c in survey.runner if not c.ok]
-    vm_lacks = sorted({*runner_lacks, *(_lacks(survey.vm, need) if survey.vm_release else [])})
-    if mode != "vm" and not host_lacks:
-        return "host", host_lacks, vm_lacks
-    if mode != "host" and not vm_lacks:
-        return "vm", host_lacks, vm_lacks
-    return None, host_lacks, vm_lacks
+    lacks = {lane: survey.lacks(lane, need) for lane in LANES}
+    order = AUTO_ORDER if mode == "auto" else (mode,)
+    where = next((lane for lane in order if not lacks[lane]), None)
+    return where, lacks["host"], lacks["vm"], lacks["uml"]
+
+
+def paper_mode(cfg: Any) -> str:
+    """TCPREPRO_KERNEL if set, else the lane the paper's config names (`lane`), else auto."""
+    mode = kernel_mode()
+    return cfg.data.get("lane", "auto") if mode == "auto" else mode
 
 
 def plan(paper: str, profile: str = "quick", survey: Survey | None = None, mode: str | None = None) -> Plan:
-    """Where each cell of `paper` runs: the host if it has everything, else the VM, else nowhere."""
+    """Where each cell of `paper` runs: the first lane that has everything it needs, else nowhere."""
     cfg = load_paper(paper)
     cells = cfg.cells(profile)
-    mode = mode or kernel_mode()
+    mode = mode or paper_mode(cfg)
     survey = survey or take_survey(ccs=_paper_ccs(cfg.cells_by_id.values()))
     together = paper_needs(paper)
     placed = []
     for cell in cells:
-        where, host_lacks, vm_lacks = _place(needs(cell.scenario), survey, mode, together)
-        placed.append(CellPlan(cell.cell_id, where, tuple(host_lacks), tuple(vm_lacks)))
+        where, host_lacks, vm_lacks, uml_lacks = _place(needs(cell.scenario), survey, mode, together)
+        placed.append(CellPlan(cell.cell_id, where, tuple(host_lacks), tuple(vm_lacks), tuple(uml_lacks)))
     fixes = {n: _fix(survey.host.get(n, _absent(n)), _vm_check(survey, n))
              for c in placed for n in {*c.host_lacks, *c.vm_lacks}}
+    fixes.update({n: _uml_check(survey, n).fix for c in placed for n in c.uml_lacks if _uml_check(survey, n).fix})
     return Plan(cfg.name, profile, mode, placed, fixes)
 
 
@@ -685,12 +807,16 @@ class CannotRun(RuntimeError):
 
 
 def cell_where(cell: Any) -> str:
-    """Where one cell runs now: 'host' or 'vm' (raises CannotRun naming the missing features)."""
+    """Where one cell runs now: 'uml', 'host' or 'vm' (raises CannotRun naming the missing features)."""
     together = paper_needs(cell.paper)
     survey = take_survey(ccs={n.removeprefix("cc:") for n in together if n.startswith("cc:")})
-    mode = kernel_mode()
-    where, host_lacks, vm_lacks = _place(needs(cell.scenario), survey, mode, together)
+    mode = paper_mode(load_paper(cell.paper))
+    where, host_lacks, vm_lacks, uml_lacks = _place(needs(cell.scenario), survey, mode, together)
     if where is None:
+        if mode == "uml":
+            fixes = "; ".join(f"{n}: {_uml_check(survey, n).fix}" for n in uml_lacks)
+            raise CannotRun(f"cell {cell.cell_id} cannot run on the UML lane: it lacks {', '.join(uml_lacks)}. "
+                            f"Fix: {fixes}")
         fixes = "; ".join(f"{n}: {_fix(survey.host.get(n, _absent(n)), _vm_check(survey, n))}"
                           for n in sorted({*host_lacks, *vm_lacks}))
         raise CannotRun(f"cell {cell.cell_id} cannot run (TCPREPRO_KERNEL={mode}): host lacks "
@@ -703,7 +829,14 @@ def _paper_ccs(cells: Iterable[Any]) -> set[str]:
     return {n.removeprefix("cc:") for c in cells for n in needs(c.scenario) if n.startswith("cc:")}
 
 
+def _uml_check(survey: Survey, name: str) -> Check:
+    runner = _by_name(survey.uml_runner)
+    return runner.get(name) or survey.uml.get(name, _absent(name))
+
+
 def _vm_check(survey: Survey, name: str) -> Check | None:
+    if name.startswith("uml:"):
+        return None
     runner = _by_name(survey.runner)
     if name in runner:
         return runner[name]
@@ -728,14 +861,17 @@ def _row_rank(name: str) -> int:
                 len(ROW_ORDER))
 
 
-def rows(survey: Survey) -> list[tuple[str, Check | None, Check | None, str]]:
-    """(feature, host check, pinned-kernel check, fix), in a stable reading order."""
-    names = list(dict.fromkeys([*survey.host, *survey.vm, *(c.name for c in survey.runner)]))
+def rows(survey: Survey) -> list[tuple[str, Check | None, Check | None, Check | None, str]]:
+    """(feature, host check, pinned-kernel check, UML-kernel check, fix), in a stable reading order."""
+    names = list(dict.fromkeys([*survey.host, *survey.vm, *(c.name for c in survey.runner), *survey.uml,
+                                *(c.name for c in survey.uml_runner)]))
     names.sort(key=_row_rank)
     out = []
     for name in names:
         host, vm = survey.host.get(name), _vm_check(survey, name)
-        out.append((name, host, vm, _fix(host, vm)))
+        uml = _by_name(survey.uml_runner).get(name) or survey.uml.get(name)
+        fix = _fix(host, vm) if not name.startswith("uml:") else (uml.fix if uml and not uml.ok else "")
+        out.append((name, host, vm, uml, fix))
     return out
 
 
@@ -746,11 +882,12 @@ def _cell(check: Check | None) -> str:
 
 
 def render_table(survey: Survey) -> str:
-    header = ("feature", f"host {survey.host_release}", f"pinned VM kernel {survey.vm_release or '?'}", "fix")
-    table = [header, *((n, _cell(h), _cell(v), fix) for n, h, v, fix in rows(survey))]
-    widths = [max(len(r[i]) for r in table) for i in range(3)]
-    lines = [" | ".join([*(r[i].ljust(widths[i]) for i in range(3)), r[3]]).rstrip() for r in table]
-    lines.insert(1, "-+-".join("-" * w for w in [*widths, len(header[3])]))
+    header = ("feature", f"host {survey.host_release}", f"pinned VM kernel {survey.vm_release or '?'}",
+              f"UML kernel {survey.uml_release or '?'}", "fix")
+    table = [header, *((n, _cell(h), _cell(v), _cell(u), fix) for n, h, v, u, fix in rows(survey))]
+    widths = [max(len(r[i]) for r in table) for i in range(4)]
+    lines = [" | ".join([*(r[i].ljust(widths[i]) for i in range(4)), r[4]]).rstrip() for r in table]
+    lines.insert(1, "-+-".join("-" * w for w in [*widths, len(header[4])]))
     return "\n".join(lines)
 
 
@@ -758,8 +895,9 @@ def report_json(survey: Survey, plans: list[Plan]) -> dict[str, Any]:
     return {
         "host_release": survey.host_release,
         "vm_release": survey.vm_release,
-        "features": [{"name": n, "host": asdict(h) if h else None, "vm": asdict(v) if v else None, "fix": fix}
-                     for n, h, v, fix in rows(survey)],
+        "uml_release": survey.uml_release,
+        "features": [{"name": n, "host": asdict(h) if h else None, "vm": asdict(v) if v else None,
+                      "uml": asdict(u) if u else None, "fix": fix} for n, h, v, u, fix in rows(survey)],
         "papers": [{**asdict(p), "runnable": p.runnable, "summary": p.summary()} for p in plans],
     }
 

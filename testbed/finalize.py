@@ -36,12 +36,17 @@ def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
     forward = shaping.DirectionSpec.from_config(spec["scenario"]["bottleneck"]["forward"])
     window = measurement_window(spec, prov)
     qdisc = partial / "qdisc.csv"
-    checks = [fidelity.saturation_rate_check(qdisc, forward, window),
-              fidelity.worst_window_rate_check(qdisc, forward, window),
+    tol = fidelity.tolerances(prov["kernel"]["where"])
+    calib = prov.get("calibration") or {}
+    checks = [fidelity.saturation_rate_check(qdisc, forward, window, tol),
+              fidelity.worst_window_rate_check(qdisc, forward, window, tol),
               fidelity.packet_size_check(qdisc),
               fidelity.owd_bound_check(partial, spec["flows"], forward, window,
-                                       (prov.get("calibration") or {}).get("netem_delay_ms", {}).get("forward")),
+                                       calib.get("netem_delay_ms", {}).get("forward"), tol,
+                                       float((calib.get("jitter_ms") or {}).get("forward", 0))),
               fidelity.delay_signal_check(partial, spec, prov, forward)]
+    if prov["kernel"]["where"] == "uml":
+        checks.append(fidelity.virtual_time_check(partial, spec, prov))
     prov["fidelity"] += [c for c in checks if c is not None]
     prov = json.loads(json.dumps(prov, default=str))
     require_valid(prov, "provenance")

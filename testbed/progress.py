@@ -17,8 +17,9 @@ def plan_path(results: Path) -> Path:
 
 
 def _share(trial: dict[str, Any], lanes: int, cores: int) -> int:
-    """How many trials of this one's kind run at once: simulated ones one per core, measured ones per lane."""
-    return cores if trial.get("simulated") else lanes
+    """How many trials of this one's kind run at once: simulated and virtual-time ones one per core,
+    real-time ones one per lane."""
+    return cores if trial.get("per_core") else lanes
 
 
 def scoped_to_targets(trials: list[dict[str, Any]], targets: list[str], results: Path) -> list[dict[str, Any]]:
@@ -42,16 +43,17 @@ def scoped_to_targets(trials: list[dict[str, Any]], targets: list[str], results:
 
 
 def write_plan(results: Path, trials: list[dict[str, Any]], lanes: int, cores: int = 1) -> str:
-    """trials: [{"dir": ..., "duration_s": ..., "simulated": bool, "bounded": bool}], only those not yet done.
+    """trials: [{"dir": ..., "duration_s": ..., "per_core": bool, "bounded": bool}], only those not yet done.
 
-    Measured trials share `lanes`, simulated ones (which take a core and no lane) share `cores`.
+    Real-time trials share `lanes`; simulated and virtual-time ones (a core each, no lane) share
+    `cores`, and their duration_s is 0 (their wall time is all CPU, learnt as they finish).
     A bounded trial (fixed-size transfers) ends when its transfers do: duration_s is its upper
     bound, and the running estimate learns the share of it such trials actually take.
     Returns a one-line forecast.
     """
     results.mkdir(parents=True, exist_ok=True)
     # A trial cannot be split: no more lanes (cores) are busy than there are trials of that kind.
-    n_sim = sum(1 for t in trials if t.get("simulated"))
+    n_sim = sum(1 for t in trials if t.get("per_core"))
     plan = {"created": time.time(), "lanes": max(1, min(lanes, len(trials) - n_sim)),
             "cores": max(1, min(cores, n_sim)), "trials": trials}
     plan_path(results).write_text(json.dumps(plan))
@@ -63,7 +65,7 @@ def write_plan(results: Path, trials: list[dict[str, Any]], lanes: int, cores: i
         line += (f", {total / 60:.1f} min of traffic{bound}; about {total / plan['lanes'] / 60 * 1.15:.1f} min "
                  f"with {plan['lanes']} lanes")
     if n_sim:
-        line += f"; {n_sim} simulated, {plan['cores']} at a time"
+        line += f"; {n_sim} on cores (simulated or virtual time), {plan['cores']} at a time"
     return line + " (plus per-trial set-up, measured as trials finish)"
 
 
@@ -80,9 +82,9 @@ def record_done(results: Path, trial_dir: str, wall_s: float, traffic_s: float) 
     done = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     done_dirs = {d["dir"] for d in done}
     left = [t for t in plan["trials"] if t["dir"] not in done_dirs]
-    # Overhead per trial as measured so far, per kind (a simulated trial is all "overhead"), added
+    # Overhead per trial as measured so far, per kind (a per-core trial is all "overhead"), added
     # to each remaining trial's traffic time; a kind not measured yet borrows the other's.
-    kind = {t["dir"]: bool(t.get("simulated")) for t in plan["trials"]}
+    kind = {t["dir"]: bool(t.get("per_core")) for t in plan["trials"]}
     overhead: dict[bool, float] = {}
     for sim in (False, True):
         walls = [d["wall_s"] - d["traffic_s"] for d in done if kind.get(d["dir"], False) == sim]
@@ -95,7 +97,7 @@ def record_done(results: Path, trial_dir: str, wall_s: float, traffic_s: float) 
     share = min(1.0, sum(a for a, _ in took) / sum(b for _, b in took)) if took else 1.0
     lanes, cores = plan["lanes"], plan.get("cores", 1)
     eta = sum((t["duration_s"] * (share if t.get("bounded") else 1.0)
-               + overhead.get(bool(t.get("simulated")), every)) / _share(t, lanes, cores)
+               + overhead.get(bool(t.get("per_core")), every)) / _share(t, lanes, cores)
               for t in left)
     return (f"[progress] {len(plan['trials']) - len(left)}/{len(plan['trials'])} trials done, "
             f"about {eta / 60:.1f} min left")

@@ -50,7 +50,7 @@ def failed_log_path(final_dir: Path) -> Path:
 
 
 def _where(cell: Any) -> str:
-    if os.environ.get("TCPREPRO_IN_VM") == "1":
+    if os.environ.get("TCPREPRO_IN_VM") == "1" or os.environ.get("TCPREPRO_IN_UML") == "1":
         return "host"
     from testbed.doctor import cell_where
     return cell_where(cell)
@@ -88,6 +88,33 @@ def _measure_in_vm(partial: Path) -> None:
         raise TrialFailed(f"the measurement in the VM exited {rc}")
 
 
+def _measure_in_uml(spec: dict[str, Any], partial: Path) -> None:
+    """The measurement as the job of its own UML guest (testbed/uml.py), in virtual time; what the
+    guest did with its time goes into provenance beside the measurement's own records."""
+    from testbed import uml
+    # The measurement reads everything from spec.json; its environment is fixed, so that nothing of
+    # the host's (a TCPREPRO_RUN_DIR, say) changes what the guest does (testbed/uml.py).
+    env = {"TCPREPRO_IN_UML": "1", "SETUPTOOLS_USE_DISTUTILS": FAST_DISTUTILS, "PYTHONHASHSEED": "0",
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    run = uml.run([sys.executable, "-m", "testbed.trial", "--spec", str(uml.GUEST_SHARE / "spec.json"),
+                   "--out", str(uml.GUEST_SHARE)], share=partial, cwd=CHECKOUT, env=env, seed=spec["variation"]["seed"])
+    if run.rc in INTERRUPTED_CODES:
+        from testbed.trial import TrialInterrupted
+        raise TrialInterrupted(f"UML job ended with {run.rc}")
+    if run.rc != 0:
+        raise TrialFailed(f"the measurement in the UML guest exited {run.rc} (console: {partial / uml.CONSOLE})")
+    prov_path = partial / "provenance.json"
+    prov = json.loads(prov_path.read_text())
+    info = run.kernel.info
+    prov["virtual_time"] = {"kernel_key": info["key"], "release": info["release"], "hz": info["hz"],
+                            "source": f"{info['package']} {info['version']}", "command_line": list(run.command_line),
+                            "wall_s": round(run.wall_s, 3), "virtual_s": run.virtual_s}
+    prov["variation"] = spec["variation"]
+    from testbed.trial import tool_versions  # the guest ran the host's own binaries
+    prov["tools"] = tool_versions()
+    prov_path.write_text(json.dumps(prov, indent=2))
+
+
 def _measure_here(spec: dict[str, Any], partial: Path) -> None:
     from testbed.trial import measure
     measure(spec, partial)
@@ -99,7 +126,7 @@ def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any =
     partial = partial_path(final_dir)
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    (partial / cleanup.OWNER_FILE).write_text(str(os.getpid()))
+    cleanup.claim(partial)
     (partial / "spec.json").write_text(json.dumps(spec, indent=2))
     try:
         if where == "sim":
@@ -111,6 +138,8 @@ def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any =
             _measure_in_vm(partial)
             # The analysis can wait; the VM's emulated link, sharing these cores, cannot.
             os.nice(19 - os.nice(0))
+        elif where == "uml":
+            _measure_in_uml(spec, partial)
         else:
             _measure_here(spec, partial)
         return finalize(partial, final_dir)
@@ -166,6 +195,18 @@ def _measure(args: argparse.Namespace, spec: dict[str, Any], where: str, attempt
         return 1, None
 
 
+def parse_module_params(text: str) -> dict[str, dict[str, int]]:
+    """'htcp.use_adaptive_backoff=1,htcp.use_rtt_scaling=0' as {cc: {param: value}} (integers)."""
+    out: dict[str, dict[str, int]] = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        key, sep, value = item.partition("=")
+        cc, dot, param = key.partition(".")
+        if not (sep and dot and cc and param and value.lstrip("-").isdigit()):
+            raise ValueError(f"{item!r}: write <congestion control>.<parameter>=<integer>")
+        out.setdefault(cc, {})[param] = int(value)
+    return out
+
+
 def _report_done(args: argparse.Namespace, summary: dict[str, Any], head: str, wall: float,
                  traffic_s: float) -> None:
     """The trial's one-line outcome, then the workflow's progress line when this trial updates it."""
@@ -195,9 +236,8 @@ def simulate_main(args: argparse.Namespace, spec: dict[str, Any]) -> int:
         return 130
     out = args.out.resolve()
     for stale in out.parent.glob("*.partial"):       # this cell's trials whose runner was killed
-        with contextlib.suppress(OSError, ValueError):
-            if not cleanup.pid_alive(int((stale / cleanup.OWNER_FILE).read_text())):
-                shutil.rmtree(stale, ignore_errors=True)
+        if cleanup.owner_alive(stale) is False:
+            shutil.rmtree(stale, ignore_errors=True)
     t0 = time.monotonic()
     code, summary = _measure(args, spec, "sim", 1, binary)
     if summary is None:
@@ -218,14 +258,34 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if cfg.simulated:
         return simulate_main(args, spec)
-    if os.geteuid() != 0:
-        print("error: a trial builds network namespaces and qdiscs: run it as root", file=sys.stderr)
-        return 2
     try:
         where = _where(cfg.cells_by_id[args.cell])
     except CannotRun as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
+    if where != "uml" and os.geteuid() != 0:
+        print("error: a trial on the host kernel or in the VM builds network namespaces and qdiscs: run it as "
+              "root, or on the virtual-time lane (TCPREPRO_KERNEL=uml), which needs no root", file=sys.stderr)
+        return 2
+    if where == "uml":
+        from testbed import variation
+        spec = variation.apply(spec)
+    # A run may ask the kernel implementations for other parameters than the registry's, e.g.
+    # TCPREPRO_MODULE_PARAMS=htcp.use_adaptive_backoff=1 (the lanes' cross-validation runs the
+    # references' H-TCP); the spec carries them, so the trial is stale against the config.
+    if os.environ.get("TCPREPRO_MODULE_PARAMS"):
+        try:
+            spec["module_params"] = parse_module_params(os.environ["TCPREPRO_MODULE_PARAMS"])
+        except ValueError as exc:
+            print(f"error: TCPREPRO_MODULE_PARAMS: {exc}", file=sys.stderr)
+            return 2
+    # config/workflow.yaml names the timed flows' generator; this overrides it for one run (the
+    # lanes' cross-validation measures both), and the trial's spec says which ran.
+    if os.environ.get("TCPREPRO_BULK_GENERATOR"):
+        spec["bulk_generator"] = os.environ["TCPREPRO_BULK_GENERATOR"]
+        if spec["bulk_generator"] not in ("iperf2", "iperf3"):
+            print(f"error: TCPREPRO_BULK_GENERATOR={spec['bulk_generator']!r}: use iperf2 or iperf3", file=sys.stderr)
+            return 2
     if where == "vm":
         from testbed.vm import Lane
         shared = Lane().results
@@ -240,9 +300,12 @@ def main(args: argparse.Namespace) -> int:
 
     from testbed.trial import install_signal_handlers
     install_signal_handlers()
-    cleanup.sweep(quiet=True)
+    # A guest's kernel state dies with its guest: on that lane only half-written trials can be stale.
+    cleanup.sweep(quiet=True, kernel_state=where != "uml")
     attempts = (args.max_attempts or int(os.environ.get("TCPREPRO_MAX_ATTEMPTS", 0))
                 or int(load_workflow().get("max_attempts", 2)))
+    if where == "uml":
+        attempts = 1            # deterministic: an attempt that failed a check would fail it again
     t0 = time.monotonic()
     code, summary = _measure(args, spec, where, attempts)
     if summary is None:
@@ -250,5 +313,5 @@ def main(args: argparse.Namespace) -> int:
     kernel, timing = summary["kernel"], summary["timing"]
     _report_done(args, summary, f"trial {args.out}: kernel {kernel['release']} ({kernel['where']}), set-up "
                  f"{timing.get('setup_s', 0):.2f} s + tear-down {timing.get('teardown_s', 0):.2f} s",
-                 time.monotonic() - t0, timing.get("traffic_s", 0.0))
+                 time.monotonic() - t0, 0.0 if where == "uml" else timing.get("traffic_s", 0.0))
     return 0

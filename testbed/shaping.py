@@ -108,9 +108,15 @@ def queue_commands(dev: str, spec: DirectionSpec) -> list[str]:
     ]
 
 
-def netem_command(dev: str, spec: DirectionSpec, delay_ms: float, rtt_ms: float) -> str:
+# With jitter, netem keeps packets in order only in its rate mode (each packet then leaves no sooner
+# than the one before it); at this rate a packet's serialization is about a microsecond.
+JITTER_RATE = "10gbit"
+
+
+def netem_command(dev: str, spec: DirectionSpec, delay_ms: float, rtt_ms: float, jitter_ms: float = 0.0) -> str:
     loss = f" loss random {spec.loss_pct:g}%" if spec.loss_pct > 0 else ""
-    return (f"tc qdisc replace dev {dev} root handle 1: netem delay {delay_ms:.3f}ms"
+    jitter = f" {jitter_ms:.3f}ms rate {JITTER_RATE}" if jitter_ms > 0 else ""
+    return (f"tc qdisc replace dev {dev} root handle 1: netem delay {delay_ms:.3f}ms{jitter}"
             f" limit {spec.netem_limit_packets(rtt_ms)}{loss}")
 
 
@@ -125,10 +131,12 @@ def apply_queue(node: NodeLike, stage: Stage, spec: DirectionSpec) -> None:
     run_tc(node, queue_commands(stage.queue_dev, spec))
 
 
-def apply_delay(node: NodeLike, stage: Stage, spec: DirectionSpec, delay_ms: float, rtt_ms: float) -> None:
-    """netem on every delay port; delay_ms is the calibrated value (configured minus stack latency)."""
+def apply_delay(node: NodeLike, stage: Stage, spec: DirectionSpec, delay_ms: float, rtt_ms: float,
+                jitter_ms: float = 0.0) -> None:
+    """netem on every delay port; delay_ms is the calibrated value (configured minus stack latency),
+    jitter_ms a uniform per-packet deviation either side of it (order kept)."""
     if spec.needs_netem:
-        run_tc(node, [netem_command(dev, spec, delay_ms, rtt_ms) for dev in stage.delay_devs])
+        run_tc(node, [netem_command(dev, spec, delay_ms, rtt_ms, jitter_ms) for dev in stage.delay_devs])
 
 
 def read_back(node: NodeLike, dev: str) -> dict[str, Any]:

@@ -40,6 +40,15 @@ SAMPLE_INTERVAL_S = 0.01
 START_LEAD_S = 0.5            # traffic starts this long after the last process is ready
 SETUP_NICENESS = 10
 DRAIN_S = 1.0                 # receivers keep listening this long after senders stop
+PING_INTERVAL_S = 0.01        # calibration pings: 30 of them, 10 ms apart
+SOCKET_CHECK_AFTER_S = 0.5    # a flow's congestion control is read this long after its handshake
+
+
+def bulk_generator(spec: dict[str, Any]) -> str:
+    """What runs the timed bulk flows: the spec's bulk_generator (config/workflow.yaml, or
+    TCPREPRO_BULK_GENERATOR through testbed/run.py); iperf3 for a spec from before it had one.
+    Fixed-size flows run iperf2 everywhere."""
+    return str(spec.get("bulk_generator") or "iperf3")
 
 
 @dataclass
@@ -56,9 +65,11 @@ class Processes:
         return fh
 
     def start(self, node: Any, name: str, argv: list[str], **kw: Any) -> subprocess.Popen:
-        # setpriv: the process gets SIGTERM if this runner dies, whatever the cause.
+        # setpriv: the process is killed if this runner dies, whatever the cause. SIGKILL, not
+        # SIGTERM: an iperf2 client takes SIGTERM as "stop when the test ends" and would hold its
+        # namespace for the rest of its -t; a trial whose runner died is discarded anyway.
         kw.setdefault("cwd", str(CHECKOUT))
-        proc = node.popen(["setpriv", "--pdeathsig", "TERM", "--", *argv], **kw)
+        proc = node.popen(["setpriv", "--pdeathsig", "KILL", "--", *argv], **kw)
         self.procs.append((name, proc))
         return proc
 
@@ -107,6 +118,29 @@ def process_cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def parse_ss_cc(out: str) -> str | None:
+    """The congestion control of the socket that moved the most data in `ss -ti` output (iperf3's
+    control connection to the same port runs the default one): on each info line, the word before
+    the first key:value (flags such as ts, sack, ecn come first)."""
+    flags = {"ts", "sack", "ecn", "ecnseen", "fastopen", "noqueue", "orphaned"}
+    best: tuple[int, str] | None = None
+    for line in out.splitlines():
+        if not line.startswith(("\t", " ")):
+            continue
+        words = line.split()
+        cc = None
+        for w in words:
+            if ":" in w:
+                break
+            if w not in flags:
+                cc = w
+                break
+        acked = next((int(w.split(":", 1)[1]) for w in words if w.startswith("bytes_acked:")), 0)
+        if cc is not None and (best is None or acked > best[0]):
+            best = (acked, cc)
+    return best[1] if best else None
+
+
 def _wait_listening(node: Any, proto: str, port: int, timeout: float = 120.0) -> None:
     """Block until a server in `node` listens on `port` (ss in its namespace)."""
     flag = "-ltnH" if proto == "tcp" else "-lunH"
@@ -118,7 +152,7 @@ def _wait_listening(node: Any, proto: str, port: int, timeout: float = 120.0) ->
     raise RuntimeError(f"{node.name}: nothing listening on {proto}/{port} after {timeout:.0f} s")
 
 
-def _tool_versions() -> dict[str, str]:
+def tool_versions() -> dict[str, str]:
     def first_line(argv: list[str]) -> str:
         try:
             out = subprocess.run(argv, capture_output=True, text=True, timeout=5)
@@ -138,6 +172,8 @@ def _tool_versions() -> dict[str, str]:
 
 
 def where_running() -> dict[str, Any]:
+    if os.environ.get("TCPREPRO_IN_UML") == "1":
+        return {"release": platform.release(), "where": "uml", "accel": None}
     in_vm = os.environ.get("TCPREPRO_IN_VM") == "1"
     return {"release": platform.release(), "where": "vm" if in_vm else "host",
             "accel": os.environ.get("TCPREPRO_VM_ACCEL_USED") if in_vm else None}
@@ -160,6 +196,8 @@ class Trial:
         self.timing: dict[str, float] = {}
         self.net: Mininet | None = None
         self.lane: lanes.Lane | None = None
+        self.generator = bulk_generator(spec)
+        self.provenance["bulk_generator"] = self.generator
         self._t_mark = time.monotonic()
 
     def mark(self, what: str) -> None:
@@ -204,6 +242,7 @@ class Trial:
         rtt_cfg = self.dirs["forward"].delay_ms + self.dirs["reverse"].delay_ms
         calibration = self.calibrate_delay(rtt_cfg)
         self.mark("calibrated delay")
+        self.add_jitter(calibration)
         trees = {}
         for d, stage in self.stages.items():
             trees[f"{d}/queue"] = shaping.read_back(self.node(stage.queue_node), stage.queue_dev)
@@ -212,7 +251,8 @@ class Trial:
         self.provenance["qdiscs"] = trees
         self.provenance["calibration"] = calibration
         checks = fidelity.static_checks(self.dirs, trees)
-        checks.append(fidelity.base_rtt_result(calibration["rounds"][-1]["base_rtt_ms"], rtt_cfg))
+        checks.append(fidelity.base_rtt_result(calibration["rounds"][-1]["base_rtt_ms"], rtt_cfg,
+                                               fidelity.tolerances(where_running()["where"])))
         self.provenance["fidelity"] = checks
         self.mark("checked path")
 
@@ -225,6 +265,7 @@ class Trial:
         the settings it applied, and the last round's measurement is the one the base-RTT check
         reports (a second sample seconds later would differ by TCG's drift, not by the path).
         """
+        tol = fidelity.tolerances(where_running()["where"])
         netem_dirs = [d for d, spec in self.dirs.items() if spec.needs_netem]
         applied = {d: self.dirs[d].delay_ms for d in self.dirs}
         history = []
@@ -232,15 +273,33 @@ class Trial:
             for d in netem_dirs:
                 stage = self.stages[d]
                 shaping.apply_delay(self.node(stage.delay_node), stage, self.dirs[d], applied[d], rtt_cfg)
-            measured = fidelity.base_rtt_ms(self.node(sender(0)), receiver_ip(0), count=30)
-            history.append({"netem_delay_ms": dict(applied), "base_rtt_ms": measured})
+            ping = fidelity.idle_ping(self.node(sender(0)), receiver_ip(0), count=30, interval=PING_INTERVAL_S)
+            measured = ping.median_ms
+            history.append({"netem_delay_ms": dict(applied), "base_rtt_ms": measured,
+                            "ping_interval_ms": PING_INTERVAL_S * 1000, "ping_min_gap_ms": ping.min_gap_ms})
             error = measured - rtt_cfg
-            if abs(error) <= fidelity.RTT_TOLERANCE_MS / 2 or not netem_dirs or i == rounds - 1:
+            if abs(error) <= tol.rtt_ms / 2 or not netem_dirs or i == rounds - 1:
                 break
             for d in netem_dirs:
                 applied[d] = max(0.0, applied[d] - error / len(netem_dirs))
         return {"rounds": history, "netem_delay_ms": applied,
                 "note": "netem delay corrected until the median idle ping RTT matches the configured RTT"}
+
+    def add_jitter(self, calibration: dict[str, Any]) -> None:
+        """The seeded per-packet delay jitter of a virtual-time trial (testbed/variation.py), on every
+        delay stage whose delay can take it, after the base RTT was measured without it."""
+        jitter_ms = float((self.spec.get("variation") or {}).get("jitter_ms") or 0)
+        if not jitter_ms:
+            return
+        applied = calibration["netem_delay_ms"]
+        jittered = {}
+        for d, stage in self.stages.items():
+            if self.dirs[d].needs_netem and applied[d] >= jitter_ms:
+                rtt_cfg = self.dirs["forward"].delay_ms + self.dirs["reverse"].delay_ms
+                shaping.apply_delay(self.node(stage.delay_node), stage, self.dirs[d], applied[d], rtt_cfg, jitter_ms)
+                jittered[d] = jitter_ms
+        calibration["jitter_ms"] = jittered
+        self.mark("added jitter")
 
     def provide_ccs(self, stack: contextlib.ExitStack) -> dict[str, CcChoice]:
         """Every congestion control the flows ask for, loaded for this trial (and unloaded by
@@ -249,7 +308,8 @@ class Trial:
         for f in self.flows:
             if f["kind"] == "bulk" and f["cc_key"] not in choices:
                 choices[f["cc_key"]] = stack.enter_context(
-                    provide(f["cc"], params=f.get("cc_params"), impl=f.get("cc_impl")))
+                    provide(f["cc"], params=f.get("cc_params"), impl=f.get("cc_impl"),
+                            module_params=(self.spec.get("module_params") or {}).get(f["cc"])))
         self.provenance["congestion_controls"] = {k: c.provenance() for k, c in choices.items()}
         self.mark("loaded congestion controls")
         return choices
@@ -285,9 +345,9 @@ class Trial:
         t_start = time.monotonic()
         for f in self.flows:
             rnode = self.node(receiver(f["pair"]))
-            if f["kind"] == "bulk" and f.get("bytes"):
+            if f["kind"] == "bulk" and (f.get("bytes") or self.generator == "iperf2"):
                 # Fixed size: iperf2, whose server reads to EOF (iperf3 -n ends the test once the
-                # bytes are written and drops what is still in flight).
+                # bytes are written and drops what is still in flight); timed, where bulk_generator says.
                 self.procs.start(rnode, f"server-{f['id']}",
                                  ["iperf", "-s", "-B", receiver_ip(f["pair"]), "-p", str(self.port(f)), "-y", "C"],
                                  stdout=self.procs.log_file(self.out / f"iperf2-{f['id']}-server.csv"),
@@ -332,10 +392,12 @@ class Trial:
         for pair in sorted({f["pair"] for f in self.flows if f["kind"] == "bulk"}):
             s = sender(pair)
             err = self.procs.log_file(self.out / "pcap" / f"{s}.log")
+            # The capture goes to stdout, into a file this runner opened: tcpdump, dropping root,
+            # would chown its own file, which a UML guest's host folder refuses.
             self.procs.start(self.node(s), f"monitor-pcap-{s}",
-                             ["tcpdump", "-i", f"{s}-eth0", "-s", "128", "-U", "-n", "-w",
-                              str(self.out / "pcap" / f"{s}.pcap"), f"tcp and portrange {lo}-{hi}"],
-                             stderr=err)
+                             ["tcpdump", "-i", f"{s}-eth0", "-s", "128", "-U", "-n", "-w", "-",
+                              f"tcp and portrange {lo}-{hi}"],
+                             stdout=self.procs.log_file(self.out / "pcap" / f"{s}.pcap"), stderr=err)
             self._wait_file_line(self.out / "pcap" / f"{s}.log", "listening on")
         self._wait_started(sampler, self.out / "qdisc.csv", self.out / "qdisc_sampler.log")
 
@@ -377,12 +439,23 @@ class Trial:
             proc.stdin.write(f"{t0 + f['start_s']:.6f}\n")
             proc.stdin.close()
             clients.append(proc)
-        for f in sorted((f for f in self.flows if f["kind"] == "bulk"), key=lambda f: f["start_s"]):
-            time.sleep(max(0.0, t0 + float(f["start_s"]) - time.monotonic()))
+        # Each bulk flow is started at its time, and its socket's congestion control is read back
+        # once its connection is up (a round trip or two after the start).
+        settle = 2 * sum(d.delay_ms for d in self.dirs.values()) / 1000 + SOCKET_CHECK_AFTER_S
+        bulk = [f for f in self.flows if f["kind"] == "bulk"]
+        events = sorted([(t0 + float(f["start_s"]), 0, f) for f in bulk]
+                        + [(t0 + float(f["start_s"]) + settle, 1, f) for f in bulk], key=lambda e: (e[0], e[1]))
+        socket_cc: dict[str, str | None] = {}
+        for at, is_check, f in events:
+            time.sleep(max(0.0, at - time.monotonic()))
+            if is_check:
+                socket_cc[f["id"]] = self.socket_cc(f)
+                continue
             remaining = max(1.0, t0 + duration - time.monotonic())
             kernel_cc = ccs[f["cc_key"]].kernel_name
-            if f.get("bytes"):
-                argv = ["iperf", "-c", receiver_ip(f["pair"]), "-p", str(self.port(f)), "-n", str(f["bytes"]),
+            if f.get("bytes") or self.generator == "iperf2":
+                amount = ["-n", str(f["bytes"])] if f.get("bytes") else ["-t", f"{remaining:.0f}"]
+                argv = ["iperf", "-c", receiver_ip(f["pair"]), "-p", str(self.port(f)), *amount,
                         "-Z", kernel_cc, "-y", "C"]
                 stdout = self.procs.log_file(self.out / f"iperf2-{f['id']}-client.csv")
             else:
@@ -391,6 +464,8 @@ class Trial:
                 stdout = subprocess.DEVNULL
             clients.append(self.procs.start(self.node(sender(f["pair"])), f"client-{f['id']}", argv,
                                             stdout=stdout, stderr=subprocess.PIPE))
+        self.provenance["fidelity"].append(fidelity.socket_cc_check(
+            {f["id"]: ccs[f["cc_key"]].kernel_name for f in bulk}, socket_cc))
         deadline = t0 + duration + 15.0 + 3 * startup
         cpu_at_start = cpu_times()
         for proc in clients:
@@ -412,6 +487,17 @@ class Trial:
             err = proc.stderr.read() if proc.stderr else ""
             err = err.decode(errors="replace") if isinstance(err, bytes) else err
             raise RuntimeError(f"{name} exited {proc.returncode}: {err.strip()[-500:]}")
+
+    def socket_cc(self, flow: dict[str, Any]) -> str | None:
+        """The congestion control the kernel reports for the flow's socket (ss -i), None if its
+        connection is not up: iperf2 carries on with the default when its -Z fails."""
+        port = self.port(flow)
+        for _ in range(10):             # a lost SYN is sent again a second later
+            cc = parse_ss_cc(self.node(sender(flow["pair"])).cmd(f"ss -Htin state established dport = :{port}"))
+            if cc is not None:
+                return cc
+            time.sleep(0.5)
+        return None
 
     # -- the whole lifecycle -------------------------------------------------------------------
     @contextlib.contextmanager
@@ -525,7 +611,9 @@ def _measure_into(spec: dict[str, Any], partial: Path, out: Path) -> dict[str, A
         raise
     prov = trial.provenance
     prov.update({"kernel": kernel, "paper": spec["paper"], "cell": spec["cell"], "trial": spec["trial"],
-                 "config_sha256": spec.get("config_sha256"), "tools": _tool_versions(),
+                 "config_sha256": spec.get("config_sha256"),
+                 # in a UML guest every process costs the host milliseconds: the host adds them
+                 "tools": {} if os.environ.get("TCPREPRO_IN_UML") == "1" else tool_versions(),
                  "timing": trial.timing})
     (partial / "provenance.json").write_text(json.dumps(prov, indent=2, default=str))
     log.info("set-up %.2f s, tear-down %.2f s", trial.timing.get("setup_s", -1), trial.timing.get("teardown_s", -1))

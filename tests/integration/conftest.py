@@ -33,8 +33,8 @@ def machine_state() -> dict[str, object]:
 
 
 def _our_processes() -> set[str]:
-    """Traffic, capture and Mininet processes: by exact name, or by the module a Python one runs."""
-    exact = subprocess.run(["pgrep", "-a", "-x", "iperf3|tcpdump"], capture_output=True, text=True).stdout
+    """Traffic (iperf2, iperf3), capture and Mininet processes: by exact name, or by the module a Python one runs."""
+    exact = subprocess.run(["pgrep", "-a", "-x", "iperf|iperf3|tcpdump"], capture_output=True, text=True).stdout
     ours = subprocess.run(["pgrep", "-a", "-f", r"-m (traffic\.voip|testbed\.qdisc_sampler)|bash .*mininet:"],
                           capture_output=True, text=True).stdout
     return {line for line in (exact + ours).splitlines() if line.strip()}

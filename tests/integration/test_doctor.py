@@ -111,7 +111,8 @@ def test_pinned_kernel_has_netem_and_htcp(pinned_release: str) -> None:
     assert any(modules.rglob("tcp_htcp.ko*"))
     checks = {c.name: c for c in doctor.pinned_checks(pinned_release)}
     assert checks["qdisc:netem"].ok and "sch_netem" in checks["qdisc:netem"].detail
-    assert checks["cc:htcp"].ok and "tcp_htcp" in checks["cc:htcp"].detail
+    # its tcp_htcp has no switch for the adaptive backoff the registry turns off: BPF H-TCP serves
+    assert checks["cc:htcp"].ok and checks["cc:htcp"].detail.startswith("bpf:"), checks["cc:htcp"]
     assert checks["cc:cubic"].ok and checks["qdisc:htb"].ok and checks["tracepoint:tcp_probe"].ok
 
 
@@ -210,14 +211,16 @@ def test_forced_host_fails_naming_what_is_missing() -> None:
     assert ("cc:htcp" in summary) != doctor.check_bpf_prereqs().ok      # BPF H-TCP serves where it can
 
 
-def test_collateral_runs_in_the_vm_here(pinned_release: str) -> None:
+def test_collateral_runs_in_the_vm_here_without_the_uml_lane(pinned_release: str) -> None:
     pytest.importorskip("testbed.vm", reason="testbed/vm.py (the VM runner) is not in the checkout yet")
     if tc_accepts("root", "netem", "delay", "5ms"):
         pytest.skip("this host has netem: collateral may run on the host")
-    p = doctor.plan("collateral", "quick", mode="auto")
+    survey = doctor.take_survey(ccs={"newreno", "cubic", "htcp"})
+    survey.uml_release = None                        # as where its kernel cannot be built
+    p = doctor.plan("collateral", "quick", survey=survey, mode="auto")
     assert p.cells and all(c.where == "vm" for c in p.cells), p.cells
     assert p.summary().startswith("collateral: runs in the VM (host lacks:")
-    proc = run_cli("--paper", "collateral", TCPREPRO_KERNEL="auto")
+    proc = run_cli("--paper", "collateral", TCPREPRO_KERNEL="vm")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "pinned VM kernel " + pinned_release in proc.stdout
     lacks = "qdisc:netem" if doctor.check_bpf_prereqs().ok else "cc:htcp, qdisc:netem"
@@ -225,19 +228,36 @@ def test_collateral_runs_in_the_vm_here(pinned_release: str) -> None:
 
 
 def test_a_paper_runs_on_one_kernel(pinned_release: str) -> None:
-    """Westwood's Test 1 needs no netem and would fit the host alone; its Tests 2-3 need the VM, so
-    every cell goes there: cells compared with one another share the kernel and its CC code."""
+    """Without the UML lane (its kernel cannot be built), Westwood's Test 1 needs no netem and would
+    fit the host alone; its Tests 2-3 need the VM, so every cell goes there: cells compared with one
+    another share the kernel and its CC code."""
     pytest.importorskip("testbed.vm", reason="testbed/vm.py (the VM runner) is not in the checkout yet")
     if tc_accepts("root", "netem", "delay", "5ms"):
         pytest.skip("this host has netem: westwood may run on the host")
     cfg = load_paper("westwood")
     t1 = cfg.cells_by_id["cubic-t1"]
     survey = doctor.take_survey(ccs={"cubic", "westwood"})
+    survey.uml_release = None                        # as where its kernel cannot be built
     alone = doctor._place(doctor.needs(t1.scenario), survey, "auto")
     assert alone[0] == "host", alone                  # on its own, Test 1 would run on the host
     p = doctor.plan("westwood", "quick", survey=survey, mode="auto")
     assert {c.cell_id: c.where for c in p.cells}["cubic-t1"] == "vm"
     assert all(c.where == "vm" for c in p.cells), p.cells
-    assert doctor.cell_where(t1) == "vm"
     forced = doctor.plan("westwood", "quick", survey=survey, mode="host")
     assert {c.cell_id: c.where for c in forced.cells}["cubic-t1"] == "host"   # a forced mode places cells alone
+
+
+def test_auto_places_measured_papers_on_the_virtual_time_lane() -> None:
+    """With the UML lane available (built, or buildable here), it comes first: exact timing, and no
+    load on the host can spoil a trial. A cell that needs a BPF object of its own cannot go there."""
+    survey = doctor.take_survey(ccs={"cubic", "westwood", "htcp"})
+    if not all(c.ok for c in survey.uml_runner):
+        pytest.skip(f"the UML lane is not available here: {[c for c in survey.uml_runner if not c.ok]}")
+    for paper in ("collateral", "westwood", "ledbat"):
+        p = doctor.plan(paper, "quick", survey=survey, mode="auto")
+        assert {c.where for c in p.cells} == {"uml"}, p.summary()
+        assert "virtual-time lane" in p.summary()
+    bpf_only = {**load_paper("collateral").cells_by_id["htcp-rtt50-f1"].scenario}
+    bpf_only["flows"] = [{**bpf_only["flows"][0], "cc_impl": "bpf"}]
+    where, _, _, uml_lacks = doctor._place(doctor.needs(bpf_only), survey, "uml")
+    assert where is None and uml_lacks == ["bpf:struct_ops"]

@@ -85,7 +85,7 @@ def test_random_loss_in_vm(vm_results, paper_env, nothing_left_behind):
     measured = checks["forward.loss_measured"]
     assert measured["pass"], measured
     assert 3.5 <= measured["measured"] <= 6.5
-    assert summary["metrics"]["retransmits"] > 0
+    assert summary["metrics"]["rexmt_data_pkts"] > 0
 
 
 def test_results_outside_the_shared_folder_are_refused(paper_env, nothing_left_behind, tmp_path):

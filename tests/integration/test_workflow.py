@@ -1,4 +1,5 @@
-"""The Snakemake workflow end to end on the host kernel: aggregation, progress, resume, rejection."""
+"""The Snakemake workflow end to end on the host kernel (TCPREPRO_KERNEL=host): aggregation,
+progress, resume, rejection."""
 from __future__ import annotations
 
 import json
@@ -24,7 +25,8 @@ def snakemake(env, results: Path, profile: str, *extra: str, **kw) -> list[str]:
             "--config", "papers=[hostnet]", f"results={results}", f"profile={profile}", *extra]
 
 
-def test_smoke_workflow_aggregates_and_resumes(tmp_path, paper_env, nothing_left_behind):
+def test_smoke_workflow_aggregates_and_resumes(tmp_path, host_env, nothing_left_behind):
+    paper_env = host_env
     results = tmp_path / "results"
     proc = subprocess.run(snakemake(paper_env, results, "smoke"), env=paper_env, capture_output=True, text=True,
                           timeout=300)
@@ -40,7 +42,8 @@ def test_smoke_workflow_aggregates_and_resumes(tmp_path, paper_env, nothing_left
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
 
-def test_interrupted_workflow_does_not_redo_finished_trials(tmp_path, paper_env, nothing_left_behind):
+def test_interrupted_workflow_does_not_redo_finished_trials(tmp_path, host_env, nothing_left_behind):
+    paper_env = host_env
     results = tmp_path / "results"
     # One lane: trials finish one by one, so an interrupt lands with trials still to run.
     # SIGINT as a terminal delivers it, even when this test runs in the background (where the
@@ -84,7 +87,8 @@ def test_bad_config_stops_the_workflow_before_any_trial(tmp_path, paper_env):
     assert not results.exists()
 
 
-def test_restored_trials_are_not_run_again(tmp_path, paper_env, nothing_left_behind):
+def test_restored_trials_are_not_run_again(tmp_path, host_env, nothing_left_behind):
+    paper_env = host_env
     """Trials packed into data/ and restored on an empty machine count as done: the workflow only
     aggregates them again (tcprepro/archive.py, `make restore`)."""
     from tcprepro import archive
@@ -106,14 +110,16 @@ def test_restored_trials_are_not_run_again(tmp_path, paper_env, nothing_left_beh
     assert json.loads(cell.read_text())["metrics"] == before["metrics"]
 
 
-def test_simulated_trials_take_a_core_and_no_lane(tmp_path):
-    """ns-3 runs keep a core busy and use no namespaces: with one lane (the VM's limit) they must
-    still run side by side, while measured trials keep to the lanes."""
-    def planned_resources(paper: str) -> set[str]:
+def test_simulated_and_virtual_time_trials_take_a_core_and_no_lane(tmp_path):
+    """ns-3 runs and UML guests keep a core busy and share nothing: with one lane (the VM's limit)
+    they must still run side by side, while real-time trials keep to the lanes."""
+    def planned_resources(paper: str, lane: str | None = None) -> set[str]:
         cmd = [SNAKEMAKE, "--dry-run", "--nolock", "--cores", "2", "--directory", str(CHECKOUT),
                "--snakefile", str(CHECKOUT / "Snakefile"), "--config", f"papers=[{paper}]",
                f"results={tmp_path}", "profile=smoke", "lanes=1"]
-        env = {k: v for k, v in os.environ.items() if k != "TCPREPRO_PAPER_DIR"}   # the real papers
+        env = {k: v for k, v in os.environ.items() if k not in ("TCPREPRO_PAPER_DIR", "TCPREPRO_KERNEL")}
+        if lane:
+            env["TCPREPRO_KERNEL"] = lane
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-3000:]
         jobs = re.split(r"\n(?=(?:local)?rule \w+:)", proc.stdout + proc.stderr)
@@ -121,4 +127,5 @@ def test_simulated_trials_take_a_core_and_no_lane(tmp_path):
                 for m in [re.search(r"resources: (.*)", j)] if m}
 
     assert planned_resources("wlan") == {"tmpdir=/tmp, trial_lanes=0"}
-    assert planned_resources("westwood") == {"tmpdir=/tmp, trial_lanes=1"}
+    assert planned_resources("westwood", "uml") == {"tmpdir=/tmp, trial_lanes=0"}
+    assert planned_resources("westwood", "vm") == {"tmpdir=/tmp, trial_lanes=1"}

@@ -10,15 +10,17 @@ from testbed import progress
 
 
 def trials(tmp: Path, measured: int, simulated: int) -> list[dict]:
-    out = [{"dir": str(tmp / f"m{k}"), "duration_s": 60, "simulated": False} for k in range(measured)]
-    return out + [{"dir": str(tmp / f"s{k}"), "duration_s": 0, "simulated": True} for k in range(simulated)]
+    out = [{"dir": str(tmp / f"m{k}"), "duration_s": 60, "per_core": False} for k in range(measured)]
+    return out + [{"dir": str(tmp / f"s{k}"), "duration_s": 0, "per_core": True} for k in range(simulated)]
 
 
 def test_the_forecast_names_each_kind(tmp_path: Path) -> None:
     line = progress.write_plan(tmp_path, trials(tmp_path, 2, 6), lanes=1, cores=2)
-    assert line.startswith("8 trials to run, 2.0 min of traffic; about 2.3 min with 1 lanes; 6 simulated, 2 at a time")
+    assert line.startswith("8 trials to run, 2.0 min of traffic; about 2.3 min with 1 lanes; "
+                           "6 on cores (simulated or virtual time), 2 at a time")
     only_sim = progress.write_plan(tmp_path, trials(tmp_path, 0, 1), lanes=1, cores=2)
-    assert only_sim.startswith("1 trials to run; 1 simulated, 1 at a time") and "traffic" not in only_sim
+    assert only_sim.startswith("1 trials to run; 1 on cores (simulated or virtual time), 1 at a time")
+    assert "traffic" not in only_sim
     assert json.loads(progress.plan_path(tmp_path).read_text())["cores"] == 1
 
 
@@ -39,7 +41,7 @@ def test_without_a_plan_there_is_no_estimate(tmp_path: Path) -> None:
 
 def test_bounded_trials_are_estimated_by_the_share_of_their_bound_they_took(tmp_path: Path) -> None:
     """Fixed-size transfers end before their bound: after one took half of it, the rest count half."""
-    plan = [{"dir": str(tmp_path / f"b{k}"), "duration_s": 300, "simulated": False, "bounded": True}
+    plan = [{"dir": str(tmp_path / f"b{k}"), "duration_s": 300, "per_core": False, "bounded": True}
             for k in range(3)]
     line = progress.write_plan(tmp_path, plan, lanes=1)
     assert line.startswith("3 trials to run, 15.0 min of traffic at most;")
@@ -49,7 +51,7 @@ def test_bounded_trials_are_estimated_by_the_share_of_their_bound_they_took(tmp_
 
 def test_the_plan_counts_only_the_cells_the_command_names(tmp_path: Path) -> None:
     """A chunk of scripts/reference-run names cells by their cell.json: the plan holds their trials."""
-    grid = [{"dir": str(tmp_path / paper / cell / f"trial-{k}"), "duration_s": 60, "simulated": False}
+    grid = [{"dir": str(tmp_path / paper / cell / f"trial-{k}"), "duration_s": 60, "per_core": False}
             for paper in ("a", "b") for cell in ("c1", "c2") for k in (1, 2)]
     scoped = progress.scoped_to_targets(grid, [str(tmp_path / "a" / "c2" / "cell.json")], tmp_path)
     assert [t["dir"] for t in scoped] == [str(tmp_path / "a" / "c2" / f"trial-{k}") for k in (1, 2)]

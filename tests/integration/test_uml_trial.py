@@ -1,0 +1,139 @@
+"""Trials on the virtual-time lane: the acceptance path measured as an unprivileged user, every
+fidelity check at the lane's tolerances, and virtual time's two promises: a trial run again repeats
+to the last byte, and trials running at once do not disturb one another.
+
+Three runs: cell A alone (as `nobody`), then A again (as root, elsewhere) beside cell B, then B alone.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import CHECKOUT, PAPERS, trial_cmd
+
+pytestmark = [pytest.mark.uml]
+
+RAW = ("tcp_probe.trace", "qdisc.csv", "voip-voip0.csv", "iperf2-bulk0-client.csv")
+
+
+@pytest.fixture(scope="module")
+def lane_env():
+    from testbed import uml_kernel
+    uml_kernel.ensure()                         # built once, before any trial's clock starts
+    return dict(os.environ, TCPREPRO_PAPER_DIR=str(PAPERS), TCPREPRO_KERNEL="uml")
+
+
+def readable_by_all(path: Path) -> bool:
+    """Whether another user can reach `path` (every parent searchable, the file readable)."""
+    for p in path.parents:
+        if not p.stat().st_mode & stat.S_IXOTH:
+            return False
+    return bool(path.stat().st_mode & stat.S_IROTH)
+
+
+@pytest.fixture(scope="module")
+def runs(lane_env):
+    """{name: trial dir} of the three runs; the unprivileged one writes where `nobody` may."""
+    base = Path(tempfile.mkdtemp(prefix="tcprepro-uml-trials-"))
+    base.chmod(0o755)
+    unpriv = base / "nobody"
+    unpriv.mkdir()
+    shutil.chown(unpriv, "nobody", "nogroup")
+    out = {"a_alone": unpriv / "umlpair" / "cubic-loss0" / "trial-1",
+           "a_beside_b": base / "root" / "x" / "cubic-loss0" / "trial-1",
+           "b_beside_a": base / "root" / "x" / "htcp-loss1" / "trial-1",
+           "b_alone": base / "root" / "y" / "htcp-loss1" / "trial-1"}
+    results: dict[str, subprocess.CompletedProcess[str]] = {}
+    if os.geteuid() == 0 and readable_by_all(CHECKOUT / "tcprepro" / "__init__.py"):
+        as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        env = {**lane_env, "HOME": str(unpriv), "TCPREPRO_RUN_DIR": str(unpriv / "run")}
+    else:                                       # already unprivileged, or the checkout is private
+        as_nobody, env = [], lane_env
+    results["a_alone"] = subprocess.run([*as_nobody, *trial_cmd("umlpair", "cubic-loss0", out["a_alone"])],
+                                        env=env, capture_output=True, text=True, timeout=900)
+    together = {k: subprocess.Popen(trial_cmd("umlpair", cell, out[k]), env=lane_env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+                for k, cell in (("a_beside_b", "cubic-loss0"), ("b_beside_a", "htcp-loss1"))}
+    for k, proc in together.items():
+        stdout, stderr = proc.communicate(timeout=900)
+        results[k] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    results["b_alone"] = subprocess.run(trial_cmd("umlpair", "htcp-loss1", out["b_alone"]), env=lane_env,
+                                        capture_output=True, text=True, timeout=900)
+    for k, proc in results.items():
+        assert proc.returncode == 0, f"{k}: {proc.stderr[-3000:]}"
+    yield {k: out[k] for k in out} | {"unprivileged": bool(as_nobody) or os.geteuid() != 0}
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_acceptance_trial_unprivileged_at_the_lanes_tolerances(runs):
+    d = runs["a_alone"]
+    assert runs["unprivileged"], "the checkout is not readable by other users: run the suite from a shared path"
+    assert d.stat().st_uid != 0, "the trial was written by the unprivileged user"
+    summary = json.loads((d / "summary.json").read_text())
+    prov = json.loads((d / "provenance.json").read_text())
+    assert summary["valid"] and summary["attempt"] == 1, summary["invalid_reasons"]
+    assert prov["kernel"]["where"] == "uml" and "tcprepro-um" in prov["kernel"]["release"]
+    assert prov["virtual_time"]["hz"] == 250 and prov["virtual_time"]["virtual_s"] >= 20
+    assert prov["bulk_generator"] == "iperf2" and prov["variation"]["seed"] > 0
+    checks = {c["name"]: c for c in prov["fidelity"]}
+    assert all(c["pass"] is not False for c in checks.values()), [c for c in checks.values() if c["pass"] is False]
+    assert checks["base_rtt"]["measured"] == pytest.approx(50.0, abs=0.05)
+    assert checks["forward.rate_at_saturation"]["measured"] == pytest.approx(1000, rel=0.01)
+    assert checks["virtual_time"]["pass"] and checks["virtual_time"]["measured"] <= 1.0
+    m = summary["metrics"]
+    # no packet crosses faster than the 25 ms the path adds, nor slower than a full buffer allows,
+    # give or take the seeded per-packet delay jitter (testbed/variation.py)
+    jitter = prov["variation"]["jitter_ms"]
+    assert m["owd_min_ms"] >= 25 - jitter - 0.05 and m["owd_max_ms"] <= 25 + 480 + jitter + 0.5
+    assert m["owd_median_ms"] > 300, "CUBIC keeps the 60000-byte queue mostly full"
+
+
+def test_builtin_htcp_runs_with_the_papers_parameters_and_netem_loss(runs):
+    prov = json.loads((runs["b_alone"] / "provenance.json").read_text())
+    cc = prov["congestion_controls"]["htcp"]
+    assert cc["impl"] == "builtin" and cc["params"] == {"use_bandwidth_switch": "0", "use_rtt_scaling": "1",
+                                                        "use_adaptive_backoff": "0"}
+    loss = {c["name"]: c for c in prov["fidelity"]}["forward.loss_measured"]
+    assert loss["pass"] and loss["measured"] > 0
+
+
+def test_a_trial_run_again_repeats_to_the_last_byte(runs):
+    """Same cell and trial number, another user, another path, another trial beside it: the same
+    bytes in every raw series."""
+    for name in RAW:
+        assert (runs["a_alone"] / name).read_bytes() == (runs["a_beside_b"] / name).read_bytes(), name
+
+
+def test_trials_running_at_once_do_not_disturb_each_other(runs):
+    for name in RAW:
+        assert (runs["b_alone"] / name).read_bytes() == (runs["b_beside_a"] / name).read_bytes(), name
+    a = json.loads((runs["a_alone"] / "summary.json").read_text())["metrics"]
+    b = json.loads((runs["b_alone"] / "summary.json").read_text())["metrics"]
+    assert a != b, "two different cells gave identical metrics"
+
+
+def test_the_workflow_runs_the_lane_one_trial_per_core(runs, lane_env, tmp_path):
+    """`snakemake` on a paper whose config names the lane (no TCPREPRO_KERNEL): both cells on UML,
+    a core each, and the same bytes as the trials run directly."""
+    import sys
+
+    env = {k: v for k, v in lane_env.items() if k != "TCPREPRO_KERNEL"}
+    results = tmp_path / "results"
+    proc = subprocess.run([str(Path(sys.executable).with_name("snakemake")), "--cores", "2", "--directory",
+                           str(CHECKOUT), "--config", "papers=[umlpair]", f"results={results}", "profile=smoke",
+                           f"figures={tmp_path / 'figures'}"], env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    assert "2 on cores (simulated or virtual time), 2 at a time" in out
+    for cell, direct in (("cubic-loss0", runs["a_alone"]), ("htcp-loss1", runs["b_alone"])):
+        trial = results / "smoke" / "umlpair" / cell / "trial-1"
+        assert json.loads((trial / "provenance.json").read_text())["kernel"]["where"] == "uml"
+        for name in RAW:
+            assert (trial / name).read_bytes() == (direct / name).read_bytes(), (cell, name)

@@ -1,0 +1,29 @@
+"""The stale-partial sweep takes only what a dead writer left: a folder claimed by a live process,
+or never claimed (being created right now, or someone else's: an archive restore), stays."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from testbed import cleanup
+
+
+def _partial(results: Path, name: str) -> Path:
+    d = results / "full" / "paper" / "cell" / f"{name}.partial"
+    d.mkdir(parents=True)
+    return d
+
+
+def test_only_folders_of_dead_writers_are_stale(tmp_path: Path) -> None:
+    mine = _partial(tmp_path, "trial-1")
+    cleanup.claim(mine)
+    dead = _partial(tmp_path, "trial-2")
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (dead / cleanup.OWNER_FILE).write_text(f"{proc.stdout.strip()} 1")
+    unclaimed = _partial(tmp_path, "trial-3.restore")
+    reused = _partial(tmp_path, "trial-4")
+    (reused / cleanup.OWNER_FILE).write_text(f"{os.getpid()} 1")     # this pid, another start time
+    assert sorted(cleanup.stale_partials(tmp_path)) == sorted([dead, reused])
+    assert cleanup.owner_alive(mine) is True and cleanup.owner_alive(unclaimed) is None
