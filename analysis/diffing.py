@@ -30,11 +30,13 @@ class Tolerance:
         return cls(spec.get("abs"), spec.get("rel"))
 
     def allows(self, a: float, b: float) -> bool:
+        """a within the tolerance of b, the reference side (the committed reference, or the paper):
+        a relative tolerance is a fraction of b, the same either way of it, never of the larger."""
         d = abs(a - b)
         if self.abs is None and self.rel is None:
             return d <= 1e-9 * max(1.0, abs(a), abs(b))
         return ((self.abs is not None and d <= self.abs)
-                or (self.rel is not None and d <= self.rel * max(abs(a), abs(b))))
+                or (self.rel is not None and d <= self.rel * abs(b)))
 
     def __str__(self) -> str:
         parts = ([f"±{self.abs:g}"] if self.abs is not None else []) + (
@@ -80,6 +82,7 @@ class Diff:
     moved: list[Moved] = field(default_factory=list)
     one_sided: list[Moved] = field(default_factory=list)
     verdicts: list[VerdictChange] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)      # a side built from trials its config no longer describes
 
     @property
     def missing_in_a(self) -> list[Moved]:
@@ -97,6 +100,10 @@ class Diff:
         out = [f"{self.a_label} against {self.b_label}: {self.compared} numbers compared, "
                f"{len(self.moved)} moved beyond their tolerance, {len(self.one_sided)} measured on one side only, "
                f"{len(self.verdicts)} claim verdicts changed"]
+        if self.stale:
+            out += ["", "stale results (trials the paper's config now describes otherwise, or that cannot be "
+                    "checked against it):"]
+            out += [f"  {line}" for line in self.stale]
         if self.verdicts:
             out += ["", "claims whose verdict changed:"]
             out += [f"  {v.claim}: {self.a_label} {v.a}, {self.b_label} {v.b}" for v in self.verdicts]

@@ -77,7 +77,7 @@ def load(root: Path | str) -> ResultSet:
 
 def paper_side(rs: ResultSet) -> ResultSet:
     """The paper's own numbers as a result set: its table values, and every claim as it stated it."""
-    claims = {cid: {**v, "verdict": "reproduced", "held": [], "failed": [], "missing": []}
+    claims = {cid: {**v, "verdict": "reproduced", "held": [], "failed": [], "indistinguishable": [], "missing": []}
               for cid, v in rs.verdicts.items()}
     return ResultSet(Path(f"paper:{rs.paper}"), rs.paper, "paper", measured=dict(rs.paper_values),
                      paper_values=dict(rs.paper_values), verdicts=claims)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,20 @@ from typing import Any
 import pandas as pd
 
 from analysis.compare import cell_value
-from analysis.verdicts import Verdict, judge
+from analysis.verdicts import (
+    Comparison,
+    Measure,
+    Verdict,
+    above,
+    below,
+    difference,
+    every_trial,
+    judge,
+    measure,
+    missing,
+    near,
+    trial_values,
+)
 
 CCS = ("cubic", "westwood")
 LABEL = {"cubic": "CUBIC", "westwood": "Westwood+"}
@@ -49,113 +62,136 @@ class Cells:
     def value(self, cc: str, cond: str, metric: str, stat: str = "mean") -> float | None:
         return cell_value(self.by_key.get((cc, cond)), metric, stat)
 
-
-def _pair(cells: Cells, cond: str, metric: str) -> tuple[float | None, float | None]:
-    return cells.value("cubic", cond, metric), cells.value("westwood", cond, metric)
-
-
-def _vs_report(label: str, cc: str, value: float, ref: float, tol_pct: float, held: list[str],
-               failed: list[str]) -> None:
-    off = 100.0 * (value - ref) / ref
-    line = f"{label}: {LABEL[cc]} {value:.0f} kbit/s vs the report's {ref:.0f} ({off:+.1f} %, tolerance {tol_pct:g} %)"
-    (held if abs(off) <= tol_pct else failed).append(line)
+    def m(self, cc: str, cond: str, metric: str) -> Measure | None:
+        return measure(self.by_key.get((cc, cond)), metric)
 
 
-def equal_at_test1(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Verdict:
-    """Each algorithm within the tolerance of the report's 9500 kbit/s, and of each other."""
-    tol = float(claim.get("tolerance_pct", 5))
-    cubic, west = _pair(cells, "t1", GOODPUT)
-    if cubic is None or west is None:
-        return judge(claim, [], [], ["Test 1: CUBIC or Westwood+ not measured"])
-    held, failed = [], []
-    for cc, v in (("cubic", cubic), ("westwood", west)):
-        _vs_report("Test 1", cc, v, reference[f"{cc}-t1"], tol, held, failed)
-    spread = 100.0 * abs(cubic - west) / ((cubic + west) / 2)
-    line = f"Test 1: CUBIC {cubic:.0f} vs Westwood+ {west:.0f} kbit/s, apart by {spread:.1f} % (tolerance {tol:g} %)"
-    (held if spread <= tol else failed).append(line)
-    return judge(claim, held, failed, [])
+def _v(m: Measure | None, digits: int = 0) -> str:
+    return "-" if m is None else f"{m.value:.{digits}f}"
 
 
-def _ahead(cells: Cells, claim: dict[str, Any], cond: str, ahead: str, reference: dict[str, float]) -> Verdict:
-    """The order of the two throughputs; given `tolerance_pct`, each against the report's number too.
-    On a path with delay, the note says what both sets of numbers mean in bytes in flight per base
-    round trip (throughput x RTT): where the report's are a small part of ours, its senders were held
-    back by something the report does not describe."""
+def _tol(claim: dict[str, Any]) -> float:
+    return float(claim["bars"]["tolerance_pct"]["value"])
+
+
+def _vs_report(cond: str, cc: str, m: Measure | None, ref: float | None, tol: float) -> Comparison:
+    where = f"{cond}, {LABEL[cc]}"
+    if ref is None:
+        return missing(where, "the report gives no number")
+    text = f"{LABEL[cc]} {_v(m)} kbit/s vs the report's {ref:.0f} (within {tol:g} %)"
+    return near(where, text, m, ref, tol, "kbit/s")
+
+
+def rel_gap(a: Measure | None, b: Measure | None) -> Measure | None:
+    """a - b in % of their mean (its noise likewise)."""
+    d = difference(a, b)
+    if d is None or a is None or b is None:
+        return None
+    return d.scaled(100.0 / ((a.value + b.value) / 2))
+
+
+def equal_at_test1(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Iterable[Comparison]:
+    """4.1: both reach about 9500 kbit/s: each within the bar of it, and of each other."""
+    tol = _tol(claim)
+    ms = {cc: cells.m(cc, "t1", GOODPUT) for cc in CCS}
+    for cc in CCS:
+        yield _vs_report("t1", cc, ms[cc], reference.get(f"{cc}-t1"), tol)
+    gap = rel_gap(ms["cubic"], ms["westwood"])
+    size = None if gap is None else Measure(abs(gap.value), gap.noise, gap.n)
+    yield below("t1", f"CUBIC {_v(ms['cubic'])} vs Westwood+ {_v(ms['westwood'])} kbit/s, apart by "
+                      f"{_v(size, 2)} % (within {tol:g} %)", size, tol, "%")
+
+
+def _ahead(cells: Cells, claim: dict[str, Any], cond: str, ahead: str, reference: dict[str, float]) -> list[Comparison]:
+    """The order of the two throughputs, and each against the report's number."""
     behind = next(c for c in CCS if c != ahead)
-    a, b = cells.value(ahead, cond, GOODPUT), cells.value(behind, cond, GOODPUT)
-    if a is None or b is None:
-        return judge(claim, [], [], [f"{cond}: CUBIC or Westwood+ not measured"])
+    a, b = cells.m(ahead, cond, GOODPUT), cells.m(behind, cond, GOODPUT)
     ref_a, ref_b = reference.get(f"{ahead}-{cond}"), reference.get(f"{behind}-{cond}")
     paper = f" (report: {ref_a:.0f} vs {ref_b:.0f})" if ref_a and ref_b else ""
-    line = f"{cond}: {LABEL[ahead]} {a:.0f} vs {LABEL[behind]} {b:.0f} kbit/s, ratio {a / b:.2f}{paper}"
-    held, failed = ([line], []) if a > b else ([], [line])
-    note = ""
-    if "tolerance_pct" in claim and ref_a and ref_b:
-        for cc, v, ref in ((ahead, a, ref_a), (behind, b, ref_b)):
-            _vs_report(cond, cc, v, ref, float(claim["tolerance_pct"]), held, failed)
-        rtt_s = 2 * float(cells.params.get((ahead, cond), {}).get("delay_ms", 0)) / 1000
-        if rtt_s > 0:
-            # kbit/s x s / 8 = KB in flight
-            ours, theirs = [a * rtt_s / 8, b * rtt_s / 8], [ref_a * rtt_s / 8, ref_b * rtt_s / 8]
-            note = (f"Over the {rtt_s * 1000:.0f}-ms base round trip, the report's numbers mean "
-                    f"{theirs[0]:.0f} KB ({LABEL[ahead]}) and {theirs[1]:.0f} KB ({LABEL[behind]}) in flight "
-                    f"on average, against {ours[0]:.0f} KB and {ours[1]:.0f} KB here.")
-            if all(t < o / 2 for o, t in zip(ours, theirs, strict=True)):
-                note += (" Something the report does not describe held its senders back: a window limit, "
-                         "timeouts or a short test would; the report gives neither its test time nor its "
-                         "socket buffer sizes.")
-    return judge(claim, held, failed, [], note)
+    out = [above(f"{cond}, order", f"{LABEL[ahead]} {_v(a)} vs {LABEL[behind]} {_v(b)} kbit/s{paper}", a, b, "kbit/s")]
+    return out + [_vs_report(cond, cc, m, ref, _tol(claim)) for cc, m, ref in ((ahead, a, ref_a), (behind, b, ref_b))]
 
 
-def cubic_ahead_test2(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Verdict:
+def in_flight_note(cells: Cells, cond: str, ahead: str, reference: dict[str, float]) -> str:
+    """On a path with delay, what both sets of numbers mean in bytes in flight per base round trip
+    (throughput x RTT): where the report's are a small part of ours, its senders were held back by
+    something the report does not describe."""
+    behind = next(c for c in CCS if c != ahead)
+    a, b = cells.m(ahead, cond, GOODPUT), cells.m(behind, cond, GOODPUT)
+    ref_a, ref_b = reference.get(f"{ahead}-{cond}"), reference.get(f"{behind}-{cond}")
+    rtt_s = 2 * float(cells.params.get((ahead, cond), {}).get("delay_ms", 0)) / 1000
+    if a is None or b is None or not ref_a or not ref_b or rtt_s <= 0:
+        return ""
+    # kbit/s x s / 8 = KB in flight
+    ours, theirs = [a.value * rtt_s / 8, b.value * rtt_s / 8], [ref_a * rtt_s / 8, ref_b * rtt_s / 8]
+    note = (f"Over the {rtt_s * 1000:.0f}-ms base round trip, the report's numbers mean "
+            f"{theirs[0]:.0f} KB ({LABEL[ahead]}) and {theirs[1]:.0f} KB ({LABEL[behind]}) in flight "
+            f"on average, against {ours[0]:.0f} KB and {ours[1]:.0f} KB here.")
+    if all(t < o / 2 for o, t in zip(ours, theirs, strict=True)):
+        note += (" Something the report does not describe held its senders back: a window limit, "
+                 "timeouts or a short test would; the report gives neither its test time nor its "
+                 "socket buffer sizes.")
+    return note
+
+
+def cubic_ahead_test2(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Iterable[Comparison]:
     return _ahead(cells, claim, "t2", "cubic", reference)
 
 
-def westwood_ahead_test3(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Verdict:
+def westwood_ahead_test3(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Iterable[Comparison]:
     return _ahead(cells, claim, "t3", "westwood", reference)
 
 
-def westwood_oscillates_more(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Verdict:
-    """Per test: cwnd's (max - min) / mean after the first congestion event, Westwood+ above CUBIC."""
-    held, failed, missing = [], [], []
-    for cond in ("t1", "t2", "t3"):
-        cubic, west = _pair(cells, cond, OSCILLATION)
-        if cubic is None or west is None:
-            missing.append(f"{cond}: no congestion event measured for CUBIC or Westwood+")
-            continue
-        line = f"{cond}: cwnd (max - min) / mean: Westwood+ {west:.2f} vs CUBIC {cubic:.2f}"
-        (held if west > cubic else failed).append(line)
-    return judge(claim, held, failed, missing)
+def westwood_oscillates_more(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Iterable[Comparison]:
+    """5: per test, cwnd's (max - min) / mean after the first congestion event, Westwood+ above CUBIC."""
+    for cond in claim["where"]["tests"]:
+        c, w = cells.m("cubic", cond, OSCILLATION), cells.m("westwood", cond, OSCILLATION)
+        yield above(cond, f"cwnd (max - min) / mean: Westwood+ {_v(w, 2)} vs CUBIC {_v(c, 2)}", w, c)
 
 
-def mismatch_no_congestion(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Verdict:
-    """In the mismatch cells the shaper never drops a packet (no congestion), yet cwnd grows far past
-    the window the matched queue allows (`growth_factor` x that queue): no trial may drop, the
-    smallest peak cwnd of the trials must clear the bar. cwnd falls there are spurious timeouts
-    (the queue lets the RTT grow by seconds faster than the RTO follows): reported, not a failure."""
-    factor = float(claim.get("growth_factor", 2))
-    held, failed, missing = [], [], []
+def westwood_gain_needs_high_loss(cells: Cells, claim: dict[str, Any],
+                                  reference: dict[str, float]) -> Iterable[Comparison]:
+    """5: Westwood+'s only perceptible gain is with loss, and it took 5 % loss to see a considerable
+    one: its lead over CUBIC at 5 % above its lead at each lower loss rate."""
+    top = claim["where"]["at"]
+    gap_top = rel_gap(cells.m("westwood", top, GOODPUT), cells.m("cubic", top, GOODPUT))
+    for cond in claim["where"]["below"]:
+        gap = rel_gap(cells.m("westwood", cond, GOODPUT), cells.m("cubic", cond, GOODPUT))
+        loss = cells.params.get(("cubic", cond), {}).get("loss_pct", cond)
+        yield above(f"{loss} % loss", f"Westwood+'s lead over CUBIC: {_v(gap_top, 1)} % at 5 % loss vs "
+                                      f"{_v(gap, 1)} % here", gap_top, gap, "%")
+
+
+def mismatch_no_congestion(cells: Cells, claim: dict[str, Any], reference: dict[str, float]) -> Iterable[Comparison]:
+    """A.1, Fig 11: with a shaper queue larger than the window the socket buffers allow, the queue
+    never fills, so no packet is dropped (every trial), and cwnd grows past the bar. cwnd falls
+    there are spurious timeouts (the queue lets the RTT grow by seconds faster than the RTO
+    follows): reported, not a failure."""
+    factor = float(claim["bars"]["growth_factor"]["value"])
     for cc in CCS:
-        drops = cells.value(cc, "mismatch", "q_forward_drops", "max")
-        peak = cells.value(cc, "mismatch", "bulk0.cwnd_max", "min")
+        cell = cells.by_key.get((cc, "mismatch"))
+        where = f"mismatch, {LABEL[cc]}"
+        drops = trial_values(cell, "q_forward_drops")
+        if not drops:
+            yield missing(where, "no drop count measured")
+        else:
+            yield every_trial(where, f"no packet dropped at the shaper (drops per trial: "
+                                     f"{', '.join(f'{v:.0f}' for v in drops.values())})",
+                              [v == 0 for v in drops.values()])
+        peak = cells.m(cc, "mismatch", "bulk0.cwnd_max")
         matched = cells.params.get((cc, "t1"), {}).get("queue_pkts", 50)
-        if drops is None or peak is None:
-            missing.append(f"mismatch: {LABEL[cc]} not measured")
-            continue
-        falls = cells.value(cc, "mismatch", EVENTS, "max") or 0
-        queue = cells.value(cc, "mismatch", "q_forward_backlog_pkts_max", "max") or 0
-        line = (f"mismatch: {LABEL[cc]}: {drops:.0f} drops at the shaper; cwnd peaked at {peak:.0f} packets or more "
-                f"(bar: {factor:g} x the {matched}-packet queue of Test 1); the queue grew to {queue:.0f} packets; "
-                f"cwnd fell by a fifth {falls:.0f} times at most (spurious timeouts, no loss)")
-        (held if drops == 0 and peak >= factor * matched else failed).append(line)
-    return judge(claim, held, failed, missing)
+        falls, queue = cells.m(cc, "mismatch", EVENTS), cells.m(cc, "mismatch", "q_forward_backlog_pkts_max")
+        yield above(where, f"cwnd peaked at {_v(peak)} packets (bar: {factor:g} x the {matched}-packet queue of "
+                           f"Test 1); the queue grew to {_v(queue)} packets; cwnd fell by a fifth {_v(falls)} times "
+                           "(spurious timeouts, no loss)", peak, factor * matched, "packets")
 
 
-CLAIMS: dict[str, Callable[[Cells, dict[str, Any], dict[str, float]], Verdict]] = {
+CLAIMS: dict[str, Callable[[Cells, dict[str, Any], dict[str, float]], Iterable[Comparison]]] = {
     "equal_at_test1": equal_at_test1,
     "cubic_ahead_test2": cubic_ahead_test2,
     "westwood_ahead_test3": westwood_ahead_test3,
     "westwood_oscillates_more": westwood_oscillates_more,
+    "westwood_gain_needs_high_loss": westwood_gain_needs_high_loss,
     "mismatch_no_congestion": mismatch_no_congestion,
 }
 
@@ -166,8 +202,13 @@ def reference_throughput(reference: dict[str, Any]) -> dict[str, float]:
 
 
 def evaluate(claims: list[dict[str, Any]], cells: Cells, reference: dict[str, Any]) -> list[Verdict]:
+    unknown = [c["id"] for c in claims if c["id"] not in CLAIMS]
+    if unknown:
+        raise ValueError(f"claims with no evaluator in analysis/westwood.py: {', '.join(unknown)}")
     ref = reference_throughput(reference)
-    return [CLAIMS[c["id"]](cells, c, ref) for c in claims]
+    notes = {"cubic_ahead_test2": ("t2", "cubic"), "westwood_ahead_test3": ("t3", "westwood")}
+    return [judge(c, CLAIMS[c["id"]](cells, c, ref),
+                  in_flight_note(cells, *notes[c["id"]], ref) if c["id"] in notes else "") for c in claims]
 
 
 # ------------------------------------------------------------------------------------------
@@ -179,7 +220,7 @@ class SweepPoint:
     x: float
     cond: str
     mean: dict[str, float | None]
-    std: dict[str, float | None]
+    noise: dict[str, float | None]          # the trials' min-max range (analysis/verdicts.py)
     n: dict[str, int]
     level_pct: float = LEVEL_PCT
 
@@ -192,28 +233,29 @@ class SweepPoint:
 
     def lead(self) -> str | None:
         """The algorithm ahead here, or None when they are level: apart by no more than `level_pct`
-        of their throughput or than their trials' spread (the two standard deviations added)."""
+        of their throughput or than the noise of the verdict rule (the larger trial range)."""
         adv = self.advantage_pct()
         if adv is None:
             return None
         c, w = self.mean["cubic"], self.mean["westwood"]
-        spread = 100.0 * ((self.std["cubic"] or 0) + (self.std["westwood"] or 0)) / ((w + c) / 2)  # type: ignore[operator]
-        if abs(adv) <= max(self.level_pct, spread):
+        noise = 100.0 * max(self.noise["cubic"] or 0, self.noise["westwood"] or 0) / ((w + c) / 2)  # type: ignore[operator]
+        if abs(adv) <= max(self.level_pct, noise):
             return None
         return "westwood" if adv > 0 else "cubic"
 
 
 def sweep(cells: Cells, spec: dict[str, Any]) -> list[SweepPoint]:
-    """The sweep's conditions in axis order, each with both algorithms' trimmed mean and spread."""
+    """The sweep's conditions in axis order, each with both algorithms' trimmed mean and noise."""
     points = []
     for cond in spec["conditions"]:
         params = cells.params.get(("cubic", cond)) or cells.params.get(("westwood", cond)) or {}
         if spec["axis"] not in params:
             continue
+        ms = {cc: cells.m(cc, cond, GOODPUT) for cc in CCS}
         points.append(SweepPoint(
             x=float(params[spec["axis"]]), cond=cond,
-            mean={cc: cells.value(cc, cond, GOODPUT) for cc in CCS},
-            std={cc: cells.value(cc, cond, GOODPUT, "std") for cc in CCS},
+            mean={cc: None if m is None else m.value for cc, m in ms.items()},
+            noise={cc: None if m is None else m.noise for cc, m in ms.items()},
             n={cc: int((cells.by_key.get((cc, cond)) or {}).get("n_valid", 0)) for cc in CCS},
             level_pct=float(spec.get("level_pct", LEVEL_PCT)),
         ))
@@ -255,7 +297,7 @@ def describe_sweep(points: list[SweepPoint], unit: str) -> str:
     band = measured[0].level_pct
     parts = []
     for lead, lo, hi in runs:
-        who = f"{LABEL[lead]} ahead" if lead else f"level (within {band:g} % or the trials' spread)"
+        who = f"{LABEL[lead]} ahead" if lead else f"level (within {band:g} % or the trials' range)"
         parts.append(f"{who} at {lo:g} {unit}" if lo == hi else f"{who} from {lo:g} to {hi:g} {unit}")
     return "; ".join(parts)
 

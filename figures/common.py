@@ -105,9 +105,11 @@ def trial_counts(run: PaperRun) -> tuple[int, int]:
             sum(c.get("expected_trials", 0) for c in run.cells.values()))
 
 
-def claim_counts(claims: Sequence[Any]) -> str:
-    """'1 partly, 4 reproduced': a verdict's one-line scorecard."""
-    return ", ".join(f"{n} {k}" for k, n in sorted(Counter(v.verdict for v in claims).items()))
+def claims_of(cfg: PaperConfig, profile: str) -> list[dict[str, Any]]:
+    """The paper's claims as its config states them. A claim's `why` explains the verdict of the
+    committed full reference run: it goes with that profile's verdicts only."""
+    claims = cfg.data["reference"]["claims"]
+    return claims if profile == "full" else [{k: v for k, v in c.items() if k != "why"} for c in claims]
 
 
 def incomplete_lines(run: PaperRun) -> list[str]:
@@ -121,18 +123,6 @@ def incomplete_lines(run: PaperRun) -> list[str]:
 def choices_lines(run: PaperRun) -> list[str]:
     """What the paper leaves open and what config/<paper>.yaml chose, with the reasons."""
     return [f"- **{c['what']}**: {c['choice']}. {c['why']}" for c in run.reference["choices"]]
-
-
-def verdict_lines(v: Any) -> list[str]:
-    """Markdown of one analysis.verdicts.Verdict: the claim, its verdict, every comparison."""
-    lines = [f"### {v.claim}: **{v.verdict}**", "", f"> {v.text}", ""]
-    for label, items in (("held", v.held), ("did not hold", v.failed), ("not measured", v.missing)):
-        if items:
-            lines.append(f"- {label}:")
-            lines += [f"  - {i}" for i in items]
-    if v.note:
-        lines += ["", v.note]
-    return [*lines, ""]
 
 
 def this_run_lines(facts: dict[str, Any], bottleneck: str, paper_hz: int | None = None) -> list[str]:

@@ -5,7 +5,8 @@ Kernel releases and where they ran (host, or the pinned VM and its accelerator);
 control's implementation (builtin, module with its file hash, BPF object hash); for simulated papers
 the simulator and the model binary's hash; tool versions; the
 idle RTT after calibration; per fidelity check how many trials passed, failed or could not measure
-it; how many attempts were invalid and rerun, and which trials no attempt made valid.
+it; how many attempts were invalid and rerun, and which trials no attempt made valid; and whether
+each trial ran what the paper's config now describes (`config`: analysis/staleness.py).
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from analysis import staleness
 from figures.common import PaperRun
+from tcprepro.config import ConfigError
 
 SCHEMA = "tcprepro.provenance-summary/1"
 
@@ -26,6 +29,52 @@ def _trial_dirs(run: PaperRun) -> list[Path]:
         dirs += [run.results / cell_id / f"trial-{k}" for k in cell.get("trials", [])]
         dirs += [run.results / cell_id / Path(e["dir"]).name for e in cell.get("excluded", []) if e.get("dir")]
     return dirs
+
+
+def config_check(run: PaperRun) -> dict[str, Any]:
+    """The valid trials' recorded specs against what the paper's config now gives for their cells:
+    the config's hash, how many trials came from another version of the file, the stale trials
+    (their spec differs) with the fields that differ, and per cell what its trials ran (a digest,
+    so that a later check against a changed config needs no trial)."""
+    stale: dict[str, str] = {}
+    ran: dict[str, list[str]] = {}
+    other = 0
+    for cell_id in sorted(run.cells):
+        digests = set()
+        for trial in run.valid_trials(cell_id):
+            path = trial / "spec.json"
+            if not path.exists():
+                continue
+            recorded = json.loads(path.read_text())
+            digests.add(staleness.digest(recorded))
+            other += recorded.get("config_sha256") != run.cfg.sha256
+            try:
+                current = run.cfg.trial_spec(cell_id, int(recorded.get("trial", 1)), run.profile)
+            except ConfigError:
+                continue                # a profile the config does not have (a test's)
+            diffs = staleness.differences(recorded, current)
+            if diffs:
+                stale[f"{cell_id}/{trial.name}"] = staleness.describe(diffs)
+        if digests:
+            ran[cell_id] = sorted(digests)
+    return {"config_sha256": run.cfg.sha256, "trials_from_other_config_versions": other,
+            "stale_trials": stale, "cell_specs": ran}
+
+
+def stale_lines(check: dict[str, Any]) -> list[str]:
+    """verdict.md's account of it: stale trials named with what changed, or that there are none."""
+    stale = check.get("stale_trials") or {}
+    if not stale:
+        other = check.get("trials_from_other_config_versions", 0)
+        return ["Every valid trial ran what the paper's config now describes for its cell"
+                + (f" ({other} came from an earlier version of the config file whose differences do not "
+                   "touch what they ran)." if other else "."), ""]
+    out = [f"**Stale: {len(stale)} valid trial(s) ran something other than the paper's config now describes**; "
+           "every number built from them is from the recorded spec, not the current one:", ""]
+    out += [f"- {trial}: {what}" for trial, what in sorted(stale.items())[:20]]
+    if len(stale) > 20:
+        out.append(f"- and {len(stale) - 20} more (provenance.json: config.stale_trials)")
+    return [*out, ""]
 
 
 def summarize(run: PaperRun) -> dict[str, Any]:
@@ -93,6 +142,7 @@ def summarize(run: PaperRun) -> dict[str, Any]:
         "base_rtt_ms_after_calibration": [round(min(calib), 3), round(max(calib), 3)] if calib else None,
         "cpu_busy_during_traffic": [min(busy), max(busy)] if busy else None,
         "config_sha256": sorted(configs),
+        "config": config_check(run),
     }
 
 

@@ -1,9 +1,11 @@
 """figures/REPORT.md: every paper's result set of one profile in one document.
 
-Per paper: a one-line scorecard, each claim with its verdict and the measured numbers, each table
-beside the paper's values, the figures, and the provenance summary (kernel and where it ran, each
-congestion control's implementation, the fidelity checks, invalid trials and reruns). It reads
-result sets only (figures/<paper>/<profile>/), so it regenerates from committed reference results.
+Per paper: its scorecard (the paper's claims; this project's own checks apart), each claim with its
+verdict, how many comparisons held, failed, were within the trials' noise or not measured, the
+closest comparison's margin against its noise, a why for every claim not reproduced; whether the
+result set is stale against the paper's current config or lacks archived raw trials; each table
+beside the paper's values, the figures, and the provenance summary. It reads result sets only
+(figures/<paper>/<profile>/), so it regenerates from committed reference results.
 
 `python -m figures.report --profile full` writes figures/REPORT.md; other profiles write
 figures/REPORT-<profile>.md, so a quick run never overwrites the committed reference report.
@@ -15,12 +17,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from analysis import staleness
 from analysis.resultset import ResultSet, ResultSetError, load
+from figures import claims as claims_md
+from figures.rejudge import archived
 from tcprepro import CHECKOUT
 from tcprepro.config import CONFIG_DIR, NOT_PAPERS, load_paper
-
-VERDICTS = ("reproduced", "partly", "not reproduced", "not evaluated")
-SHOWN = {"not evaluated": "not measurable"}
+from tcprepro.reference import current_spec
 
 
 def report_path(figures: Path, profile: str) -> Path:
@@ -31,32 +34,35 @@ def papers() -> list[str]:
     return sorted(p.stem for p in CONFIG_DIR.glob("*.yaml") if p.stem not in NOT_PAPERS)
 
 
-def scorecard(counts: dict[str, int]) -> str:
-    total = sum(counts.values())
-    parts = [f"{counts[v]} {SHOWN.get(v, v)}" for v in VERDICTS if counts.get(v)]
-    return f"{total} claim{'' if total == 1 else 's'}: " + ", ".join(parts) if total else "no claims evaluated"
-
-
 def beyond_claims(paper: str) -> set[str]:
     """The claims config/<paper>.yaml marks `beyond: true`: this project's, not the paper's."""
     claims = load_paper(CONFIG_DIR / f"{paper}.yaml").data.get("reference", {}).get("claims", [])
     return {c["id"] for c in claims if c.get("beyond")}
 
 
-def paper_scorecard(name: str, rs: ResultSet) -> str:
-    """The paper's claims' scorecard; claims beyond the paper counted apart, so they never pad it."""
+def split(name: str, rs: ResultSet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The result set's verdicts: the paper's claims, and this project's own (marked in the verdict
+    or in the current config)."""
     beyond = beyond_claims(name)
-    text = scorecard(rs.scorecard(set(rs.verdicts) - beyond))
-    extra = rs.scorecard(beyond & set(rs.verdicts))
-    return text + (f" (beyond the paper: {scorecard(extra)})" if extra else "")
+    vs = list(rs.verdicts.values())
+    extra = [v for v in vs if v.get("beyond") or v["claim"] in beyond]
+    return [v for v in vs if v not in extra], extra
 
 
-def _claim_lines(rs: ResultSet) -> list[str]:
-    out = ["| claim | verdict | measured |", "|---|---|---|"]
-    for cid, v in rs.verdicts.items():
-        evidence = [*v.get("held", []), *v.get("failed", [])] or v.get("missing", [])
-        shown = "; ".join(evidence[:3]) + (f"; ... ({len(evidence) - 3} more)" if len(evidence) > 3 else "")
-        out.append(f"| {cid}: {v['text']} | **{SHOWN.get(v['verdict'], v['verdict'])}** | {shown or '-'} |")
+def paper_scorecard(name: str, rs: ResultSet) -> str:
+    mine, extra = split(name, rs)
+    text = claims_md.scorecard(mine)
+    return text + (f" (beyond the paper: {claims_md.scorecard(extra)})" if extra else "")
+
+
+def warnings(name: str, rs: ResultSet) -> list[str]:
+    """Stale results and missing raw trials, said where the claims are."""
+    cfg = load_paper(CONFIG_DIR / f"{name}.yaml")
+    out = [f"- **{line}**" for line in staleness.result_set_lines(rs.provenance, f"config/{name}.yaml", cfg.sha256,
+                                                                  current_spec(cfg, rs.profile))]
+    if rs.profile == "full" and not archived(name, rs.profile):
+        out.append(f"- **No raw trials archived** (data/full/{name}/ holds none): these verdicts cannot be "
+                   "recomputed from committed trials (verdict.md says how they were made).")
     return out
 
 
@@ -86,12 +92,18 @@ def _provenance_lines(prov: dict[str, Any]) -> list[str]:
 def render(profile: str, figures: Path, sets: dict[str, ResultSet | None]) -> str:
     overall: dict[str, int] = {}
     for name, rs in sets.items():
-        for k, n in (rs.scorecard(set(rs.verdicts) - beyond_claims(name)) if rs else {}).items():
+        for k, n in (claims_md.tally(split(name, rs)[0]) if rs else {}).items():
             overall[k] = overall.get(k, 0) + n
     out = [f"# tcprepro: reproduction report ({profile} profile)", "",
            "Generated by `python -m figures.report` from figures/<paper>/" + profile + "/ "
            "(`tcprepro diff` compares any two result sets, or one with the paper's numbers).", "",
-           f"**Overall, the papers' claims: {scorecard(overall)}.**", "", "| paper | scorecard |", "|---|---|"]
+           "A comparison holds or fails only when its margin exceeds the noise of its trials (the larger "
+           "min-max range of the cells it reads), otherwise it is within the noise; a claim is reproduced "
+           "when every comparison holds, not reproduced when its headline comparison fails or no more hold "
+           "than fail, partly otherwise, not evaluated when nothing could be judged "
+           "([docs/verdicts.md](../docs/verdicts.md)).", "",
+           f"**Overall, the papers' claims: {claims_md.scorecard(overall)}.**", "",
+           "| paper | scorecard |", "|---|---|"]
     for name, rs in sets.items():
         out.append(f"| {name} | {paper_scorecard(name, rs) if rs else 'no results for this profile'} |")
     for name, rs in sets.items():
@@ -100,8 +112,17 @@ def render(profile: str, figures: Path, sets: dict[str, ResultSet | None]) -> st
         if rs is None:
             out.append(f"No result set at figures/{name}/{profile}/: run the workflow with this profile.")
             continue
-        out += [f"Scorecard: {paper_scorecard(name, rs)}.", "", "### Claims", "", *_claim_lines(rs), "",
-                "### Tables beside the paper", ""]
+        mine, extra = split(name, rs)
+        out += [f"Scorecard: {paper_scorecard(name, rs)}.", ""]
+        flagged = warnings(name, rs)
+        if flagged:
+            out += [*flagged, ""]
+        out += ["### Claims", "", *claims_md.table(mine), ""]
+        if any(v["verdict"] != "reproduced" for v in mine):
+            out += ["Why, for each claim not reproduced:", "", *claims_md.whys(mine)]
+        if extra:
+            out += ["### Beyond the paper", "", *claims_md.table(extra), "", *claims_md.whys(extra)]
+        out += ["### Tables beside the paper", ""]
         for table in rs.tables:
             md = rs.root / f"{table}.md"
             out += [md.read_text().strip() if md.exists() else f"({table}.md missing)", ""]

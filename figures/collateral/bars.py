@@ -26,8 +26,9 @@ def bars(run: Run, metric: str, ylabel: str, titles: dict[int, str], name: str,
                 agg = run.cells.get(run.cell_id(cc, rtt, n), {}).get("metrics", {}).get(metric)
                 m = agg["mean"] * scale if agg else np.nan
                 means.append(m)
-                lo.append(m - agg["min"] * scale if agg else 0)
-                hi.append(agg["max"] * scale - m if agg else 0)
+                # max(0, ...): a mean of equal values can land an ulp outside them
+                lo.append(max(0.0, m - agg["min"] * scale) if agg else 0)
+                hi.append(max(0.0, agg["max"] * scale - m) if agg else 0)
             st = style(cc)
             ax.bar(x + (i - 1) * width, means, width, yerr=[lo, hi], capsize=2, color=st["color"],
                    label=st["label"])

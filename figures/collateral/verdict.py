@@ -6,20 +6,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from analysis.collateral import Cells, evaluate
+from analysis import collateral
 from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
+from figures import claims as claims_md
 from figures.collateral.common import Run
 from figures.collateral.tables import tables
-from figures.common import (
-    claim_counts,
-    incomplete_lines,
-    provenance_facts,
-    this_run_lines,
-    trial_counts,
-    verdict_lines,
-    write_verdict,
-)
+from figures.common import claims_of, incomplete_lines, provenance_facts, this_run_lines, trial_counts, write_verdict
+from figures.provenance import config_check, stale_lines
+from tcprepro.config import PaperConfig
 
 # What is known to differ from the paper's Linux 2.6.25 senders, independent of this run.
 CODE_SINCE_2_6_25 = [
@@ -74,8 +69,14 @@ def _epochs(run: Run) -> tuple[list[str], int]:
     return short, fewest
 
 
+def evaluate(cells: dict[str, dict[str, Any]], cfg: PaperConfig, profile: str) -> list[Verdict]:
+    """Every claim's verdict from cells by id (cell.json files, or a committed table read back)."""
+    params = {cid: c.params for cid, c in cfg.cells_by_id.items()}
+    return collateral.evaluate(claims_of(cfg, profile), collateral.Cells.from_cells(cells, params))
+
+
 def verdicts(run: Run) -> list[Verdict]:
-    return evaluate(run.cfg.data["reference"]["claims"], Cells.from_cells(run.cells, run.params))
+    return evaluate(run.cells, run.cfg, run.profile)
 
 
 def render(run: Run, claims: list[Verdict]) -> str:
@@ -84,11 +85,9 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out = [f"# Collateral Damage: reproduction verdict ({run.profile} profile)", "",
            f"Cells measured: {len(run.cells)} of {len(run.cfg.cells_by_id)} "
            f"({', '.join(sorted(run.cells)) or 'none'}); valid trials {n_valid} of {expected}. "
-           f"Claims: {claim_counts(claims)}.", ""]
-    out += incomplete_lines(run)
-    out += ["## Claims", ""]
-    for v in claims:
-        out += verdict_lines(v)
+           f"The paper's claims: {claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(claims)))}.", ""]
+    out += incomplete_lines(run) + stale_lines(config_check(run))
+    out += claims_md.section(claims)
     out += ["## Tables beside the paper", ""]
     for t in tables(run).values():
         out += [to_markdown(t), ""]

@@ -4,23 +4,26 @@ differs from the paper's (read from the trials' provenance)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from analysis import ledbat_claims as lc
 from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
+from figures import claims as claims_md
 from figures.common import (
     choices_lines,
-    claim_counts,
+    claims_of,
     incomplete_lines,
     provenance_facts,
     this_run_lines,
     trial_counts,
-    verdict_lines,
     write_verdict,
 )
 from figures.ledbat.common import Run
 from figures.ledbat.table import completion, summary, summary_markdown
 from figures.ledbat.timeseries import FIGURES
+from figures.provenance import config_check, stale_lines
+from tcprepro.config import PaperConfig
 
 PAPER_TESTBED = [
     "- Paper: the authors' LEDBAT Linux module (1000 Hz timer, 1-ms timestamps) inside the IKR SimLib "
@@ -29,8 +32,14 @@ PAPER_TESTBED = [
 ]
 
 
+def evaluate(cells: dict[str, dict[str, Any]], cfg: PaperConfig, profile: str) -> list[Verdict]:
+    """Every claim's verdict from cells by id (with analysis/ledbat.py's metrics merged in)."""
+    params = {cid: c.params for cid, c in cfg.cells_by_id.items()}
+    return lc.evaluate(claims_of(cfg, profile), lc.Cells.from_cells(cells, params))
+
+
 def verdicts(run: Run) -> list[Verdict]:
-    return lc.evaluate(run.reference["claims"], run.by_key())
+    return evaluate(run.cells, run.cfg, run.profile)
 
 
 def _named_trials(run: Run) -> list[str]:
@@ -80,13 +89,12 @@ def render(run: Run, claims: list[Verdict]) -> str:
     n_valid, expected = trial_counts(run)
     out = [f"# LEDBAT decrease schemes: reproduction verdict ({run.profile} profile)", "",
            f"Cells measured: {len(run.cells)} of the profile's {len(run.profile_cells())}; valid trials {n_valid} "
-           f"of {expected}. Claims: {claim_counts(claims)}.", ""]
-    out += incomplete_lines(run)
+           f"of {expected}. The paper's claims: "
+           f"{claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(claims)))}.", ""]
+    out += incomplete_lines(run) + stale_lines(config_check(run))
     out += ["## What the paper leaves open, and what we chose", ""]
     out += choices_lines(run)
-    out += ["", "## Claims", ""]
-    for v in claims:
-        out += verdict_lines(v)
+    out += ["", *claims_md.section(claims)]
     out += ["## Completion times beside the paper", "", to_markdown(completion(run)), "",
             "## Beyond the paper: fairness and utilisation", "",
             "Jain's index: per 1-s bin over the LEDBAT flows running through the whole bin, averaged over "

@@ -4,22 +4,25 @@ testbed (read from the trials' provenance)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from analysis import westwood as ww
 from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
+from figures import claims as claims_md
 from figures.common import (
     choices_lines,
-    claim_counts,
+    claims_of,
     incomplete_lines,
     provenance_facts,
     this_run_lines,
     trial_counts,
-    verdict_lines,
     write_verdict,
 )
+from figures.provenance import config_check, stale_lines
 from figures.westwood.common import CCS, TESTS, Run
 from figures.westwood.table import tables
+from tcprepro.config import PaperConfig
 
 # What is known to differ from the report's Linux 2.6.32 senders, independent of this run.
 CODE_SINCE_2_6_32 = [
@@ -33,8 +36,15 @@ CODE_SINCE_2_6_32 = [
 ]
 
 
+def evaluate(cells: dict[str, dict[str, Any]], cfg: PaperConfig, profile: str) -> list[Verdict]:
+    """Every claim's verdict from cells by id (cell.json files, or a committed table read back)."""
+    params = {cid: c.params for cid, c in cfg.cells_by_id.items()}
+    reference = cfg.data["reference"]
+    return ww.evaluate(claims_of(cfg, profile), ww.Cells.from_cells(cells, params), reference)
+
+
 def verdicts(run: Run) -> list[Verdict]:
-    return ww.evaluate(run.reference["claims"], run.cells_by_cc(), run.reference)
+    return evaluate(run.cells, run.cfg, run.profile)
 
 
 def _metric(cells: ww.Cells, cc: str, cond: str, metric: str, digits: int = 2) -> str:
@@ -74,13 +84,12 @@ def render(run: Run, claims: list[Verdict]) -> str:
     n_valid, expected = trial_counts(run)
     out = [f"# Westwood+ vs CUBIC: reproduction verdict ({run.profile} profile)", "",
            f"Cells measured: {len(run.cells)} of {len(run.cfg.cells_by_id)}; valid trials {n_valid} of "
-           f"{expected}. Claims: {claim_counts(claims)}.", ""]
-    out += incomplete_lines(run)
+           f"{expected}. The report's claims: "
+           f"{claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(claims)))}.", ""]
+    out += incomplete_lines(run) + stale_lines(config_check(run))
     out += ["## What the report leaves open, and what we chose", ""]
     out += choices_lines(run)
-    out += ["", "## Claims", ""]
-    for v in claims:
-        out += verdict_lines(v)
+    out += ["", *claims_md.section(claims)]
     out += ["## Throughput beside the report", ""]
     for t in tables(run).values():
         out += [to_markdown(t), ""]

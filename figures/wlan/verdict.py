@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from analysis import wlan_claims
 from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
-from figures.common import choices_lines, claim_counts, incomplete_lines, trial_counts, verdict_lines, write_verdict
+from figures import claims as claims_md
+from figures.common import choices_lines, claims_of, incomplete_lines, trial_counts, write_verdict
+from figures.provenance import config_check, stale_lines
 from figures.wlan.common import Run
 from figures.wlan.table import tables
+from tcprepro.config import PaperConfig
 
 # What a simulation cannot carry over from the paper's hardware, independent of this run.
 DIFFERENCES = [
@@ -29,8 +33,29 @@ DIFFERENCES = [
 ]
 
 
+def evaluate(cells: dict[str, dict[str, Any]], cfg: PaperConfig, profile: str) -> list[Verdict]:
+    """Every claim's verdict from cells by id (cell.json files, or a committed table read back)."""
+    params = {cid: c.params for cid, c in cfg.cells_by_id.items()}
+    reference = {**cfg.data["reference"], "claims": claims_of(cfg, profile)}
+    return wlan_claims.evaluate(wlan_claims.Cells.from_cells(cells, params), reference, profile)
+
+
 def verdicts(run: Run) -> list[Verdict]:
-    return wlan_claims.evaluate(run.index(), run.reference, run.profile)
+    return evaluate(run.cells, run.cfg, run.profile)
+
+
+def identical_cells(run: Run) -> list[str]:
+    """Cells whose trials gave exactly another cell's numbers (the model ran the same experiment:
+    e.g. M_t = 8 where no frame needs a 7th attempt): each still counts as its own condition."""
+    seen: dict[str, str] = {}
+    out = []
+    for cell_id, cell in sorted(run.cells.items()):
+        key = json.dumps({k: v.get("values") for k, v in sorted(cell.get("metrics", {}).items())}, sort_keys=True)
+        if key in seen:
+            out.append(f"{cell_id} = {seen[key]}")
+        else:
+            seen[key] = cell_id
+    return out
 
 
 def simulator_lines(run: Run) -> list[str]:
@@ -58,23 +83,19 @@ def simulator_lines(run: Run) -> list[str]:
 
 def render(run: Run, claims: list[Verdict]) -> str:
     n_valid, expected = trial_counts(run)
-    beyond = {c["id"] for c in run.reference["claims"] if c.get("beyond")}
-    paper_claims = [v for v in claims if v.claim not in beyond]
+    same = identical_cells(run)
     out = [f"# 802.11b uplink/downlink fairness: reproduction verdict ({run.profile} profile)", "",
            f"Cells simulated: {len(run.cells)} of {len(run.cfg.cells_by_id)}; valid trials {n_valid} of {expected}. "
-           f"The paper's claims: {claim_counts(paper_claims)}.", "",
+           f"The paper's claims: {claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(claims)))}.", "",
            "The testbed is ns-3 3.37's 802.11 DCF model compiled from sim/wlan/ (figures/wlan/README.md says how "
            "each number is computed and which modelling choices matter).", ""]
-    out += incomplete_lines(run)
-    out += ["## The paper's claims", ""]
-    for v in paper_claims:
-        out += verdict_lines(v)
+    out += incomplete_lines(run) + stale_lines(config_check(run))
+    if same:
+        out += [f"Cells whose trials gave exactly another cell's numbers ({len(same)}; the model ran the same "
+                "experiment, each is still its own condition of the claims): " + ", ".join(same) + ".", ""]
+    out += claims_md.section(claims, "The paper's claims")
     out += ["## dl1-ul1 at M_t = 1 beside the paper", ""]
     out += [to_markdown(t) for t in tables(run).values()]
-    out += ["## Beyond the paper", ""]
-    for v in claims:
-        if v.claim in beyond:
-            out += verdict_lines(v)
     out += ["## What the paper leaves open, and what we chose", ""]
     out += choices_lines(run)
     out += ["", "## The simulator", "", *simulator_lines(run), "",

@@ -10,26 +10,27 @@ from typing import Any
 import numpy as np
 import pytest
 
-from analysis.collateral import Cells, evaluate, pearson
+from analysis.collateral import CCS, Cells, evaluate
 from analysis.compare import build_table, to_csv, to_markdown
 from analysis.epochs import congestion_events, epochs
 from analysis.summarize import summarize_trial
 from figures.collateral.fig2_epochs import middle_epochs
+from tcprepro.config import load_paper
 from tests.unit.test_analysis_summarize import DATA, make_trial, spec
 
-CLAIMS = {c["id"]: c for c in [
-    {"id": "cubic_most_latency", "text": "c"}, {"id": "htcp_below_newreno_1_2", "text": "h"},
-    {"id": "goodput_same", "text": "g", "tolerance_pct": 3}, {"id": "more_retransmissions", "text": "r"},
-    {"id": "full_events_track_retransmissions", "text": "q", "min_correlation": 0.8}]}
+CLAIMS = {c["id"]: c for c in load_paper("collateral").data["reference"]["claims"]}
 
 
-def agg(mean: float, std: float | None = None) -> dict[str, Any]:
-    return {"mean": mean, "std": std, "min": mean, "max": mean, "n": 5, "method": "trimmed"}
+def agg(mean: float, std: float | None = None, spread: float = 0.0) -> dict[str, Any]:
+    """A cell.json metric of five trials around `mean`: trimmed mean `mean`, min-max range `spread`."""
+    values = [mean - spread / 2, mean - spread / 4, mean, mean + spread / 4, mean + spread / 2]
+    return {"trials": [1, 2, 3, 4, 5], "values": values, "mean": mean, "std": std, "min": min(values),
+            "max": max(values), "n": 5, "method": "trimmed"}
 
 
-def cell(n_valid: int = 5, **metrics: float) -> dict[str, Any]:
+def cell(n_valid: int = 5, spread: float = 0.0, **metrics: float) -> dict[str, Any]:
     return {"n_valid": n_valid, "expected_trials": 5, "complete": n_valid == 5, "trials": list(range(1, n_valid + 1)),
-            "metrics": {k: agg(v) for k, v in metrics.items()}}
+            "metrics": {k: agg(v, spread=spread) for k, v in metrics.items()}}
 
 
 def params(cc: str, rtt: int, flows: int) -> dict[str, Any]:
@@ -82,49 +83,90 @@ def test_table_beside_the_paper() -> None:
     assert to_csv(t).splitlines()[1].startswith("newreno-rtt50-f1,newreno,50,1,5,110.8000,111.8000,-1.0000")
 
 
-def _cells(owd: dict[str, float], rexmt: dict[str, float], events: dict[str, float],
-           goodput: dict[str, float] | None = None) -> Cells:
-    cells, prm = {}, {}
-    for cc in ("newreno", "htcp", "cubic"):
-        for flows in (1, 2):
-            cid = f"{cc}-rtt50-f{flows}"
-            cells[cid] = cell(owd_median_ms=owd[cc] + flows, owd_mean_ms=owd[cc] + flows,
-                              rexmt_data_pkts=rexmt[cc] * flows, q_forward_full_events_per_min=events[cc] * flows,
-                              goodput_kbyte_s=(goodput or {}).get(cc, 112.0))
-            prm[cid] = params(cc, 50, flows)
-    return Cells.from_cells(cells, prm)
+def half(values: dict[tuple[str, int], dict[str, float]], spread: float = 2.0) -> Cells:
+    """The 50-ms half of the matrix, as the committed reference ran it: {(cc, flows): metrics}."""
+    cells = {f"{cc}-rtt50-f{f}": cell(spread=spread, **m) for (cc, f), m in values.items()}
+    return Cells.from_cells(cells, {f"{cc}-rtt50-f{f}": params(cc, 50, f) for cc, f in values})
 
 
-def test_claims_reproduced() -> None:
-    cells = _cells({"newreno": 400, "htcp": 360, "cubic": 460}, {"newreno": 20, "htcp": 40, "cubic": 50},
-                   {"newreno": 2, "htcp": 4, "cubic": 5})
-    verdicts = {v.claim: v for v in evaluate(list(CLAIMS.values()), cells)}
-    assert {k: v.verdict for k, v in verdicts.items()} == dict.fromkeys(CLAIMS, "reproduced")
-    assert "50 ms, 1 flow: CUBIC 461.0 vs NewReno 401.0 ms median" in verdicts["cubic_most_latency"].held
+def verdicts(cells: Cells, *ids: str) -> dict[str, Any]:
+    return {v.claim: v for v in evaluate([CLAIMS[i] for i in ids], cells)}
 
 
-def test_claims_not_reproduced_and_partly() -> None:
-    cells = _cells({"newreno": 400, "htcp": 420, "cubic": 410}, {"newreno": 50, "htcp": 40, "cubic": 30},
-                   {"newreno": 5, "htcp": 1, "cubic": 3}, goodput={"newreno": 100.0, "htcp": 112.0, "cubic": 112.0})
-    v = {x.claim: x for x in evaluate(list(CLAIMS.values()), cells)}
-    assert v["cubic_most_latency"].verdict == "partly"        # above NewReno, below H-TCP
-    assert v["htcp_below_newreno_1_2"].verdict == "not reproduced"
-    assert v["goodput_same"].verdict == "not reproduced" and "spread 11.3 %" in v["goodput_same"].failed[0]
-    assert v["more_retransmissions"].verdict == "not reproduced"
-    assert v["full_events_track_retransmissions"].verdict in ("reproduced", "not reproduced")
+def test_htcp_below_newreno_fails_at_the_papers_own_example() -> None:
+    """Issue 29: H-TCP holds at one flow (339 < 379 ms) and fails at two (448 > 408), the paper's
+    featured example: not reproduced, not partly; the 100-ms half was never run: missing."""
+    cells = half({("newreno", 1): {"owd_median_ms": 379.3}, ("htcp", 1): {"owd_median_ms": 339.3},
+                  ("newreno", 2): {"owd_median_ms": 407.9}, ("htcp", 2): {"owd_median_ms": 447.7}}, spread=6)
+    v = verdicts(cells, "htcp_below_newreno_1_2")["htcp_below_newreno_1_2"]
+    assert v.verdict == "not reproduced"
+    assert v.counts == {"held": 1, "failed": 1, "indistinguishable": 0, "missing": 2}
+    assert "H-TCP 447.7 vs NewReno 407.9 ms median" in v.failed[0] and v.failed[0].endswith("(headline)")
+    assert all(m.startswith("100 ms") for m in v.missing)
 
 
-def test_claims_without_cells_are_not_evaluated() -> None:
-    v = evaluate([CLAIMS["goodput_same"]], Cells({}))
-    assert v[0].verdict == "not evaluated"
+def test_cubic_below_htcp_by_less_than_the_noise_is_neither_a_hold_nor_a_failure() -> None:
+    """Issue 29: CUBIC under H-TCP at 2 and 5 flows by 4 and 2 ms, inside the trials' range: within
+    the noise; with every NewReno comparison held and the 100-ms half missing: partly."""
+    owd = {("newreno", 1): 379.3, ("htcp", 1): 339.3, ("cubic", 1): 422.8,
+           ("newreno", 2): 407.9, ("htcp", 2): 447.7, ("cubic", 2): 443.4,
+           ("newreno", 5): 439.6, ("htcp", 5): 459.5, ("cubic", 5): 457.5}
+    cells = half({k: {"owd_median_ms": x, "owd_mean_ms": x} for k, x in owd.items()}, spread=5.0)
+    v = verdicts(cells, "cubic_most_latency")["cubic_most_latency"]
+    assert v.verdict == "partly"
+    assert v.counts == {"held": 8, "failed": 0, "indistinguishable": 4, "missing": 12}
+    assert all("H-TCP" in line for line in v.indistinguishable)
+    assert "against noise 5" in v.indistinguishable[0]
+    # the same differences with trials that agree to 1 ms: CUBIC is below H-TCP, and the headline
+    # (50 ms, 2 flows, the paper's example) fails
+    tight = verdicts(half({k: {"owd_median_ms": x, "owd_mean_ms": x} for k, x in owd.items()}, spread=1.0),
+                     "cubic_most_latency")["cubic_most_latency"]
+    assert tight.verdict == "not reproduced" and len(tight.failed) == 4
+
+
+def test_the_papers_figure_4_claim_is_evaluated_and_fails_when_htcp_outnumbers_cubic_at_five_flows() -> None:
+    """Issue 29: H-TCP more queue-full events than NewReno and CUBIC at 1-2 flows, fewer than CUBIC
+    at 5: at five flows 206 against 180 per minute, whiskers apart, fails."""
+    events = {("newreno", 1): 40, ("htcp", 1): 60, ("cubic", 1): 50, ("newreno", 2): 70, ("htcp", 2): 90,
+              ("cubic", 2): 80, ("newreno", 5): 150, ("htcp", 5): 206, ("cubic", 5): 180}
+    cells = half({k: {"q_forward_full_events_per_min": x} for k, x in events.items()}, spread=4.0)
+    v = verdicts(cells, "queue_full_events", "cubic_events_grow_fastest")
+    fig4 = v["queue_full_events"]
+    assert fig4.counts == {"held": 4, "failed": 1, "indistinguishable": 0, "missing": 5}
+    assert "H-TCP 206.0 vs CUBIC 180.0" in fig4.failed[0] and fig4.verdict == "partly"
+    grow = v["cubic_events_grow_fastest"]                   # CUBIC's +130 against H-TCP's +146
+    assert [line.split(":")[0] for line in grow.failed] == ["50 ms"] and grow.verdict == "not reproduced"
+
+
+def test_goodput_and_retransmissions_on_the_half_that_was_run() -> None:
+    cells = half({(cc, f): {"goodput_kbyte_s": 111.7 + (0.3 if cc == "cubic" else 0.0),
+                            "rexmt_data_pkts": {"newreno": 100, "htcp": 300, "cubic": 400}[cc] * f}
+                  for cc in CCS for f in (1, 2, 5)}, spread=0.05)
+    v = verdicts(cells, "goodput_same", "more_retransmissions")
+    assert v["goodput_same"].verdict == "partly" and len(v["goodput_same"].held) == 3      # 0.27 % apart
+    assert "(bar 2.1 %)" in v["goodput_same"].held[0] and len(v["goodput_same"].missing) == 3
+    assert v["more_retransmissions"].counts == {"held": 6, "failed": 0, "indistinguishable": 0, "missing": 6}
+    apart = half({(cc, 1): {"goodput_kbyte_s": {"newreno": 100.0, "htcp": 112.0, "cubic": 112.0}[cc]}
+                  for cc in CCS}, spread=0.1)
+    assert "spread 11.1 %" in verdicts(apart, "goodput_same")["goodput_same"].failed[0]
+
+
+def test_one_trial_per_cell_gives_no_noise_estimate() -> None:
+    def one(x: float) -> dict[str, Any]:
+        return {"n_valid": 1, "metrics": {"owd_median_ms": {"trials": [1], "values": [x], "mean": x, "n": 1}}}
+
+    cells = Cells.from_cells({"newreno-rtt50-f2": one(420.0), "htcp-rtt50-f2": one(390.0)},
+                             {"newreno-rtt50-f2": params("newreno", 50, 2), "htcp-rtt50-f2": params("htcp", 50, 2)})
+    v = verdicts(cells, "htcp_below_newreno_1_2")["htcp_below_newreno_1_2"]
+    assert v.verdict == "not evaluated" and any("1 valid trial (needs 3)" in m for m in v.missing)
+
+
+def test_every_claim_has_an_evaluator_and_made_up_ones_are_refused() -> None:
+    v = evaluate(list(CLAIMS.values()), Cells({}))
+    assert {x.verdict for x in v} == {"not evaluated"} and len(v) == len(CLAIMS)
+    assert "full_events_track_retransmissions" not in CLAIMS        # counted the same drops twice
     with pytest.raises(ValueError, match="no evaluator"):
         evaluate([{"id": "made_up", "text": "x"}], Cells({}))
-
-
-def test_pearson() -> None:
-    assert pearson([1, 2, 3, 4], [2, 4, 6, 8]) == pytest.approx(1.0)
-    assert pearson([1, 2, 3, 4], [8, 6, 4, 2]) == pytest.approx(-1.0)
-    assert pearson([1, 2], [1, 2]) is None and pearson([1, 1, 1], [1, 2, 3]) is None
 
 
 def test_fig2_epochs_from_a_sawtooth() -> None:

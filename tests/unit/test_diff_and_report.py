@@ -122,15 +122,25 @@ def test_report_scorecards_claims_tables_figures_provenance(tmp_path: Path) -> N
     make_set(tmp_path, {"cubic-rtt50-f1": (111.7, 0.01)},
              {"goodput_same": "reproduced", "cubic_most_latency": "partly", "more_retransmissions": "not evaluated"})
     sets: dict[str, Any] = {"collateral": resultset.load(tmp_path / "collateral" / "full"), "westwood": None}
+    verdicts = json.loads((tmp_path / "collateral" / "full" / "verdicts.json").read_text())
+    verdicts[1] |= {"failed": ["50 ms: a", "100 ms: b"], "indistinguishable": ["5 flows: c"],
+                    "closest": "5 flows: c [margin +2 against noise 3]", "why": "1 of 4 failed. Figure 3."}
+    sets["collateral"].verdicts = {v["claim"]: v for v in verdicts}
     text = report.render("full", tmp_path, sets)
-    assert "**Overall, the papers' claims: 3 claims: 1 reproduced, 1 partly, 1 not measurable.**" in text
+    assert "**Overall, the papers' claims: 3 claims: 1 reproduced, 1 partly, 1 not evaluated.**" in text
     assert "| westwood | no results for this profile |" in text
-    assert "| goodput_same: claim goodput_same | **reproduced** | goodput_same held 1 |" in text
+    assert "| goodput_same | **reproduced** | 1 | 0 | 0 | 0 | - |" in text
+    assert "| cubic_most_latency | **partly** | 1 | 2 | 1 | 0 | 5 flows: c [margin +2 against noise 3] |" in text
+    assert "- **cubic_most_latency** (partly): 1 of 4 failed. Figure 3." in text
+    assert "- **goodput_same**" not in text                       # reproduced: no why
     assert "| cubic | 5/5 | 111.7 | 111.8 | -0.1 |" in text
     assert "![fig3_owd_cdf](collateral/full/fig3_owd_cdf.png)" in text
     assert "2 needed a rerun (3 invalid attempts); never valid: newreno-rtt50-f1/trial-4" in text
     assert "htcp: module htcp sha256:0123456789abcdef" in text
     assert "failing in some: forward.rate_worst_0.5s ({'pass': 8, 'fail': 1})" in text
+    # the hand-made set records no trial specs, and data/full/collateral holds no trials
+    assert "whether it is stale against the current config cannot be told" not in text
+    assert "**No raw trials archived** (data/full/collateral/ holds none)" in text
     assert report.report_path(tmp_path, "full").name == "REPORT.md"
     assert report.report_path(tmp_path, "quick").name == "REPORT-quick.md"
 
@@ -143,6 +153,35 @@ def test_claims_beyond_the_paper_are_counted_apart(tmp_path: Path) -> None:
     text = report.render("full", tmp_path, {"wlan": resultset.load(tmp_path / "wlan" / "full")})
     assert "**Overall, the papers' claims: 1 claim: 1 reproduced.**" in text
     assert "| wlan | 1 claim: 1 reproduced (beyond the paper: 1 claim: 1 partly) |" in text
+    assert "### Beyond the paper" in text
+
+
+def test_stale_result_sets_are_flagged_in_the_report_and_the_diff(tmp_path: Path) -> None:
+    """A result set records per cell what its trials ran; when the config now gives that cell
+    another spec, the report and `tcprepro diff` say so."""
+    from analysis import staleness
+    from tcprepro import reference
+    from tcprepro.config import load_paper
+
+    cfg = load_paper("collateral")
+    spec = cfg.trial_spec("cubic-rtt50-f1", 1, "full")
+    old = json.loads(json.dumps(spec))
+    old["duration_s"] = 60
+    d = make_set(tmp_path, {"cubic-rtt50-f1": (111.7, 0.01)}, {"goodput_same": "reproduced"})
+    prov = json.loads((d / "provenance.json").read_text())
+    prov["config"] = {"config_sha256": "0" * 64, "trials_from_other_config_versions": 5,
+                      "stale_trials": {"cubic-rtt50-f1/trial-1": staleness.describe(staleness.differences(old, spec))},
+                      "cell_specs": {"cubic-rtt50-f1": [staleness.digest(old)]}}
+    (d / "provenance.json").write_text(json.dumps(prov))
+    text = report.render("full", tmp_path, {"collateral": resultset.load(d)})
+    assert ("**Stale: 1 cell(s) ran another spec than config/collateral.yaml gives now: cubic-rtt50-f1; fields, "
+            "when the result set was made: cubic-rtt50-f1/trial-1: duration_s: 60 -> 180.**") in text
+    out = reference.compare(d, "paper").render()
+    assert "stale results" in out and f"{d}: Stale: 1 cell(s)" in out
+    prov["config"]["cell_specs"] = {"cubic-rtt50-f1": [staleness.digest(spec)]}
+    (d / "provenance.json").write_text(json.dumps(prov))
+    assert "Stale" not in report.render("full", tmp_path, {"collateral": resultset.load(d)})
+    assert "stale results" not in reference.compare(d, "paper").render()
 
 
 def test_a_run_is_checked_against_the_committed_reference_of_its_profile(tmp_path: Path, capsys) -> None:
@@ -185,3 +224,12 @@ def test_a_run_without_the_references_numbers_fails_the_check(tmp_path: Path, ca
     assert reference.main([*args, "--check"]) == 1
     d = reference.compare(run / "collateral" / "smoke", refs / "collateral" / "smoke-reference")
     assert [m.key[2] for m in d.missing_in_a] == ["mean", "std"] and d.exit_code() == 0
+
+
+def test_a_relative_tolerance_is_a_fraction_of_the_reference_side() -> None:
+    """Against the paper's 370 with 15 %: 425.5 is the edge, 426 is beyond it (a tolerance taken of
+    the larger number, 426, would have let it through)."""
+    t = diffing.Tolerance(rel=0.15)
+    assert t.allows(425.5, 370) and not t.allows(426, 370)
+    assert t.allows(314.5, 370) and not t.allows(314.4, 370)
+    assert str(t) == "±15 %"

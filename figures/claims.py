@@ -1,0 +1,109 @@
+"""Claims as markdown, the same in every verdict.md and in REPORT.md: a scorecard, one row per claim
+(its verdict; how many comparisons held, failed, were within the trials' noise or not measured; the
+closest comparison's margin against its noise), a why for every claim not reproduced, and (in
+verdict.md) every comparison. Claims beyond the paper come apart, never in its scorecard.
+
+Reads verdicts as analysis.verdicts.Verdict.as_dict() gives them (verdicts.json).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from analysis.verdicts import OUTCOMES, VERDICTS
+
+LISTS = {"held": "held", "failed": "failed", "indistinguishable": "within the trials' noise",
+         "missing": "not measured"}
+
+
+def as_dicts(verdicts: Iterable[Any]) -> list[dict[str, Any]]:
+    return [v if isinstance(v, dict) else v.as_dict() for v in verdicts]
+
+
+def counts(v: dict[str, Any]) -> dict[str, int]:
+    return {o: len(v.get(o) or []) for o in OUTCOMES}
+
+
+def paper_claims(verdicts: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [v for v in verdicts if not v.get("beyond")]
+
+
+def beyond_claims(verdicts: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [v for v in verdicts if v.get("beyond")]
+
+
+def tally(verdicts: Iterable[dict[str, Any]]) -> dict[str, int]:
+    out = dict.fromkeys(VERDICTS, 0)
+    for v in verdicts:
+        out[v["verdict"]] = out.get(v["verdict"], 0) + 1
+    return {k: n for k, n in out.items() if n}
+
+
+def scorecard(verdicts: Sequence[dict[str, Any]] | dict[str, int]) -> str:
+    """'9 claims: 4 reproduced, 3 partly, 2 not reproduced' (claims or a tally of them)."""
+    t = verdicts if isinstance(verdicts, dict) else tally(verdicts)
+    total = sum(t.values())
+    if not total:
+        return "no claims"
+    return f"{total} claim{'' if total == 1 else 's'}: " + ", ".join(f"{t[k]} {k}" for k in VERDICTS if t.get(k))
+
+
+def table(verdicts: Sequence[dict[str, Any]]) -> list[str]:
+    out = ["| claim | verdict | held | failed | within noise | missing | closest comparison: margin against noise |",
+           "|---|---|---|---|---|---|---|"]
+    for v in verdicts:
+        n = counts(v)
+        closest = (v.get("closest") or "-").replace("|", "/")
+        out.append(f"| {v['claim']} | **{v['verdict']}** | {n['held']} | {n['failed']} | {n['indistinguishable']} | "
+                   f"{n['missing']} | {closest} |")
+    return out
+
+
+def whys(verdicts: Sequence[dict[str, Any]]) -> list[str]:
+    """A paragraph per claim not reproduced: what stood against it and where the evidence is."""
+    out = []
+    for v in verdicts:
+        if v["verdict"] != "reproduced":
+            out += [f"- **{v['claim']}** ({v['verdict']}): {v.get('why') or 'no explanation recorded'}", ""]
+    return out
+
+
+def details(v: dict[str, Any]) -> list[str]:
+    """One claim with every comparison, for verdict.md."""
+    source = f" ({v['source']})" if v.get("source") else ""
+    n = counts(v)
+    lines = [f"### {v['claim']}: **{v['verdict']}**", "", f"> {v['text']}{source}", "",
+             ", ".join(f"{n[o]} {LISTS[o]}" for o in OUTCOMES) + "."]
+    if v.get("headline"):
+        lines[-1] += f" Headline: {'; '.join(v['headline'])}."
+    lines.append("")
+    for o in OUTCOMES:
+        if v.get(o):
+            lines.append(f"- {LISTS[o]}:")
+            lines += [f"  - {item}" for item in v[o]]
+    if v.get("why"):
+        lines += ["", f"Why: {v['why']}"]
+    if v.get("note"):
+        lines += ["", v["note"]]
+    return [*lines, ""]
+
+
+def section(verdicts: Iterable[Any], title: str = "Claims") -> list[str]:
+    """verdict.md's claims: the paper's (scorecard, table, whys, every comparison), then beyond."""
+    vs = as_dicts(verdicts)
+    mine, extra = paper_claims(vs), beyond_claims(vs)
+    out = [f"## {title}", "",
+           "Each comparison holds or fails only when its margin exceeds the noise of the trials (the "
+           "larger min-max range of the cells it reads); otherwise it is within the trials' noise. "
+           "The rule, with its reasons: docs/verdicts.md.", "",
+           f"The paper's claims: {scorecard(mine)}.", "", *table(mine), ""]
+    if any(v["verdict"] != "reproduced" for v in mine):
+        out += ["Why, for each claim not reproduced:", "", *whys(mine)]
+    for v in mine:
+        out += details(v)
+    if extra:
+        out += ["## Beyond the paper", "", "This project's own checks, not in the paper's scorecard: "
+                f"{scorecard(extra)}.", "", *table(extra), ""]
+        for v in extra:
+            out += details(v)
+    return out

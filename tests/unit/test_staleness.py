@@ -1,0 +1,86 @@
+"""Stale results: a trial's recorded spec against what the paper's config now gives its cell, field
+by field, in verdict.md's account (figures/provenance.py) and at the result-set level."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analysis import staleness
+from figures.collateral.common import Run
+from figures.provenance import config_check, stale_lines
+from tcprepro.config import load_paper
+
+
+def test_differences_name_the_fields_and_ignore_what_is_not_run() -> None:
+    spec = load_paper("collateral").trial_spec("cubic-rtt50-f2", 3, "full")
+    same = {**spec, "trial": 5, "config_sha256": "f" * 64}          # another trial, another file version
+    assert staleness.differences(same, spec) == [] and staleness.digest(same) == staleness.digest(spec)
+    old = json.loads(json.dumps(spec))
+    old["scenario"]["bottleneck"]["forward"]["limit_bytes"] = 30000
+    old["flows"] = old["flows"][:1]
+    diffs = staleness.differences(old, spec)
+    assert ("scenario.bottleneck.forward.limit_bytes", 30000, 60000) in diffs
+    assert any(k.startswith("flows[1].") and a is None for k, a, _ in diffs)          # absent in the old spec
+    assert "scenario.bottleneck.forward.limit_bytes: 30000 -> 60000" in staleness.describe(diffs, limit=len(diffs))
+    assert staleness.describe(diffs, limit=1).endswith(f"and {len(diffs) - 1} more")
+
+
+def _trial(root: Path, cell_id: str, k: int, spec: dict) -> None:
+    d = root / cell_id / f"trial-{k}"
+    d.mkdir(parents=True)
+    (d / "spec.json").write_text(json.dumps(spec))
+
+
+def test_verdict_md_names_the_stale_trials(tmp_path: Path) -> None:
+    cfg = load_paper("collateral")
+    root = tmp_path / "results"
+    for k in (1, 2):
+        _trial(root, "cubic-rtt50-f1", k, {**cfg.trial_spec("cubic-rtt50-f1", k, "full"), "config_sha256": "a" * 64})
+    old = cfg.trial_spec("cubic-rtt50-f1", 3, "full")
+    old["duration_s"] = 120
+    _trial(root, "cubic-rtt50-f1", 3, old)
+    (root / "cubic-rtt50-f1" / "cell.json").write_text(json.dumps({"n_valid": 3, "trials": [1, 2, 3], "metrics": {}}))
+    run = Run.load("full", root, tmp_path / "out")
+    check = config_check(run)
+    assert check["trials_from_other_config_versions"] == 2
+    assert check["stale_trials"] == {"cubic-rtt50-f1/trial-3": "duration_s: 120 -> 180"}
+    assert len(check["cell_specs"]["cubic-rtt50-f1"]) == 2                   # two different specs ran
+    text = "\n".join(stale_lines(check))
+    assert "**Stale: 1 valid trial(s)" in text and "- cubic-rtt50-f1/trial-3: duration_s: 120 -> 180" in text
+    fresh = "\n".join(stale_lines({**check, "stale_trials": {}}))
+    assert "Every valid trial ran what the paper's config now describes" in fresh and "2 came from an earlier" in fresh
+
+
+def test_result_set_level_check() -> None:
+    cfg = load_paper("collateral")
+    spec = cfg.trial_spec("cubic-rtt50-f1", 1, "full")
+
+    def now(cell_id: str) -> dict | None:
+        return spec if cell_id == "cubic-rtt50-f1" else None
+
+    ran = {"config": {"cell_specs": {"cubic-rtt50-f1": [staleness.digest(spec)]}}}
+    assert staleness.result_set_lines(ran, "config/collateral.yaml", cfg.sha256, now) == []
+    gone = {"config": {"cell_specs": {"cubic-rtt50-f9": ["0" * 16]}}}
+    assert "cubic-rtt50-f9; regenerate" in staleness.result_set_lines(gone, "c.yaml", cfg.sha256, now)[0]
+    old_style = {"config_sha256": ["1" * 64]}                               # made before specs were recorded
+    assert "another version of c.yaml" in staleness.result_set_lines(old_style, "c.yaml", cfg.sha256, now)[0]
+    assert staleness.result_set_lines({"config_sha256": [cfg.sha256]}, "c.yaml", cfg.sha256, now) == []
+
+
+def test_what_a_lane_adds_is_not_a_change_of_the_config() -> None:
+    """The virtual-time lane's seeded start offsets and bulk generator leave a trial current."""
+    from testbed import variation
+
+    spec = load_paper("collateral").trial_spec("cubic-rtt50-f2", 2, "full")
+    varied = variation.apply(spec)
+    assert staleness.digest(varied) == staleness.digest(spec)
+    assert staleness.differences(varied, spec) == []
+
+
+def test_another_bulk_generator_is_another_procedure() -> None:
+    """iperf3 and iperf2 do not drive TCP alike (config/workflow.yaml): a trial that ran the other,
+    or predates the spec's naming it (iperf3), is stale against a config that names iperf2."""
+    spec = load_paper("collateral").trial_spec("cubic-rtt50-f2", 2, "full")
+    assert spec["bulk_generator"] == "iperf2"
+    old = {k: v for k, v in spec.items() if k != "bulk_generator"}
+    assert staleness.differences(old, spec) == [("bulk_generator", "iperf3", "iperf2")]
