@@ -36,10 +36,14 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 def what_ran(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec as the config gave it: a flow whose start a lane offset keeps its configured start;
-    a measured trial from before specs named their bulk generator ran iperf3."""
+    the bulk generator only where a timed bulk flow ran it (fixed-size transfers run iperf2
+    whatever it says), and iperf3 for a measured trial from before specs named it."""
     out = {k: v for k, v in spec.items() if k not in NOT_RUN}
-    if "flows" in out and "warmup_s" not in out:
+    timed = any(f.get("kind") == "bulk" and not f.get("bytes") for f in out.get("flows") or [])
+    if timed and "warmup_s" not in out:
         out.setdefault("bulk_generator", "iperf3")
+    else:
+        out.pop("bulk_generator", None)
     if "flows" in out:
         out["flows"] = [{**{k: v for k, v in f.items() if k != "start_s_configured"},
                          **({"start_s": f["start_s_configured"]} if "start_s_configured" in f else {})}

@@ -84,3 +84,12 @@ def test_another_bulk_generator_is_another_procedure() -> None:
     assert spec["bulk_generator"] == "iperf2"
     old = {k: v for k, v in spec.items() if k != "bulk_generator"}
     assert staleness.differences(old, spec) == [("bulk_generator", "iperf3", "iperf2")]
+
+
+def test_a_generator_that_drove_no_flow_is_no_change() -> None:
+    """LEDBAT's transfers are all fixed-size, iperf2 on every lane: its trials from before specs
+    named a generator ran what they run now."""
+    spec = load_paper("ledbat").trial_spec("ledbat-rtt40-n2-100mb", 1, "full")
+    assert all(f.get("bytes") for f in spec["flows"] if f["kind"] == "bulk")
+    old = {k: v for k, v in spec.items() if k != "bulk_generator"}
+    assert staleness.differences(old, spec) == []
