@@ -1,0 +1,40 @@
+"""The lanes' cross-validation (analysis/crossval.py): a difference counts only beyond the larger of
+the two cells' trial ranges, and a cell without a range is said to have none, never passed."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from analysis import crossval
+
+
+def snap(lane: str, values: dict[str, list[float]]) -> dict:
+    cells = {}
+    for cell, vals in values.items():
+        stat = {"mean": sum(sorted(vals)[1:-1]) / (len(vals) - 2), "min": min(vals), "max": max(vals),
+                "n": len(vals), "values": vals}
+        cells[cell] = {"goodput_kbit_s": stat}
+    return {"lane": lane, "paper": "westwood", "kernels": [lane], "source": "test", "cells": cells}
+
+
+def test_differences_against_the_larger_trial_range(tmp_path: Path) -> None:
+    a = snap("tcg", {"cubic-t1": [100, 101, 102, 103, 104], "cubic-t2": [100, 101, 102, 103, 104]})
+    b = snap("uml", {"cubic-t1": [103, 103.5, 104, 104.5, 105], "cubic-t2": [110, 110, 110, 110, 110]})
+    rows = {r.cell: r for r in crossval.compare(a, b, "substrate")}
+    assert rows["cubic-t1"].status == "within spread" and rows["cubic-t1"].noise == 4
+    assert rows["cubic-t2"].status == "beyond spread" and rows["cubic-t2"].diff == 8
+
+
+def test_a_side_without_its_trials_range_is_not_judged() -> None:
+    a = snap("tcg", {"cubic-t1": [100, 101, 102, 103, 104]})
+    a["cells"]["cubic-t1"]["goodput_kbit_s"].update(min=None, max=None)
+    b = snap("uml", {"cubic-t1": [100, 101, 102, 103, 104]})
+    b["cells"]["cubic-t1"]["goodput_kbit_s"].update(min=None, max=None)
+    (row,) = crossval.compare(a, b)
+    assert row.status == "no spread known"
+
+
+def test_snapshots_round_trip_and_missing_ones_are_skipped(tmp_path: Path, capsys) -> None:
+    crossval.write_snapshot(snap("tcg", {"cubic-t1": [1, 2, 3, 4, 5]}), tmp_path)
+    assert crossval.load_snapshot("tcg", "westwood", tmp_path)["cells"]["cubic-t1"]["goodput_kbit_s"]["min"] == 1
+    assert crossval.comparisons(tmp_path) == []
+    assert "no uml-iperf3 snapshot" in capsys.readouterr().err
