@@ -52,6 +52,10 @@ def summarize_trial(trial_dir: Path | str) -> dict[str, Any]:
     acc = _Acc()
     prov = _load_provenance(d, acc)
     _check_fidelity(prov, acc)
+    unfinished = prov.get("unfinished_transfers") or {}
+    for fid in unfinished.get("flows", []):
+        acc.invalid.append(f"{fid}: fixed-size transfer not done by the cell's bound of "
+                           f"{unfinished['bound_s']:.0f} s (stopped there)")
     port_base = prov.get("port_base")
     probe = _load_probe(d, acc)
     bulk = [f for f in spec.get("flows", []) if f.get("kind") == "bulk"]

@@ -137,3 +137,18 @@ def test_the_workflow_runs_the_lane_one_trial_per_core(runs, lane_env, tmp_path)
         assert json.loads((trial / "provenance.json").read_text())["kernel"]["where"] == "uml"
         for name in RAW:
             assert (trial / name).read_bytes() == (direct / name).read_bytes(), (cell, name)
+
+
+def test_a_transfer_past_its_bound_is_stopped_and_the_trial_says_so(lane_env, tmp_path):
+    """A fixed-size transfer still under way at its cell's time bound is an outcome of the
+    algorithm, not a fault of the trial: stopped at the bound, the trial is invalid and names it."""
+    out = tmp_path / "umlbound" / "past-bound" / "trial-1"
+    proc = subprocess.run(trial_cmd("umlbound", "past-bound", out), env=lane_env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["unfinished_transfers"] == {"bound_s": 8, "flows": ["bulk0"]}
+    assert not summary["valid"]
+    reason = "bulk0: fixed-size transfer not done by the cell's bound of 8 s (stopped there)"
+    assert reason in summary["invalid_reasons"]
