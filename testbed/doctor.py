@@ -531,7 +531,7 @@ def uml_kernel_config() -> tuple[dict[str, str], str]:
         return read_kernel_config(built.path.with_name("config")), built.release
     options = {k.removeprefix("CONFIG_"): v for k, v in uml_kernel.fragment_options().items() if v != "n"}
     if options.get("FTRACE") == "y" and options.get("ENABLE_DEFAULT_TRACERS") == "y":
-        options["EVENT_TRACING"] = "y"              # what ENABLE_DEFAULT_TRACERS selects
+        options["TRACING"] = options["EVENT_TRACING"] = "y"     # what ENABLE_DEFAULT_TRACERS selects
     version = uml_kernel.definition()["source"]["version"].split("-")[0]
     return options, f"{version} (UML, not built yet)"
 

@@ -116,3 +116,16 @@ def test_virtual_time_check_names_what_strayed(tmp_path, late_ms, gap_ms, sample
     d, spec, prov = _trial_dir(tmp_path, late_ms, gap_ms, sampler_late)
     c = fidelity.virtual_time_check(d, spec, prov)
     assert c["pass"] is False and f"worst: {worst}" in c["note"]
+
+
+@pytest.mark.parametrize("paper", ["collateral", "westwood", "ledbat"])
+def test_before_the_build_the_fragment_promises_every_kernel_feature_a_measured_paper_needs(paper, monkeypatch):
+    """A fresh machine plans from kernel/uml/config.fragment (the kernel is built by the workflow's
+    first rule): options the fragment's tracers select must count, or every paper would fall back
+    to the VM lane before the kernel exists."""
+    from testbed import doctor
+    monkeypatch.setattr(uml_kernel, "cached", lambda: None)
+    checks, release = doctor.uml_checks(ccs=doctor._paper_ccs(load_paper(paper).cells_by_id.values()))
+    need = {n for n in doctor.paper_needs(paper) if not n.startswith("tool:")}
+    missing = [c for c in checks if c.name in need and not c.ok]
+    assert "not built yet" in release and not missing, missing
