@@ -37,7 +37,16 @@ def _our_processes() -> set[str]:
     exact = subprocess.run(["pgrep", "-a", "-x", "iperf|iperf3|tcpdump"], capture_output=True, text=True).stdout
     ours = subprocess.run(["pgrep", "-a", "-f", r"-m (traffic\.voip|testbed\.qdisc_sampler)|bash .*mininet:"],
                           capture_output=True, text=True).stdout
-    return {line for line in (exact + ours).splitlines() if line.strip()}
+    return {line for line in (exact + ours).splitlines() if line.strip() and not _zombie(line.split()[0])}
+
+
+def _zombie(pid: str) -> bool:
+    """An exited process its new parent has not reaped holds nothing (no namespace, socket or file):
+    a container whose PID 1 does not reap orphans keeps such entries, and they are not a trial's."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True                                 # gone since pgrep listed it
 
 
 @pytest.fixture
