@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from dataclasses import asdict, dataclass
 from fnmatch import fnmatch
@@ -58,7 +59,8 @@ def snapshot(lane: str, paper: str, results: Path) -> dict[str, Any]:
     kernels: set[str] = set()
     for cell in wanted(paper, sorted(p.name for p in results.iterdir() if p.is_dir())):
         per_trial = {}
-        for trial in sorted((results / cell).glob("trial-*"), key=lambda p: int(p.name.split("-")[1])):
+        trials = [t for t in (results / cell).glob("trial-*") if t.is_dir() and re.fullmatch(r"trial-\d+", t.name)]
+        for trial in sorted(trials, key=lambda p: int(p.name.split("-")[1])):
             summary = json.loads((trial / "summary.json").read_text())
             if not summary["valid"]:
                 continue
