@@ -42,6 +42,7 @@ SETUP_NICENESS = 10
 DRAIN_S = 1.0                 # receivers keep listening this long after senders stop
 PING_INTERVAL_S = 0.01        # calibration pings: 30 of them, 10 ms apart
 SOCKET_CHECK_AFTER_S = 0.5    # a flow's congestion control is read this long after its handshake
+IPERF3_CONTROL_BYTES = 4096   # more than iperf3's control connection moves before its test ends
 
 
 def bulk_generator(spec: dict[str, Any]) -> str:
@@ -118,10 +119,11 @@ def process_cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def parse_ss_cc(out: str) -> str | None:
+def parse_ss_cc(out: str, min_acked: int = 0) -> str | None:
     """The congestion control of the socket that moved the most data in `ss -ti` output (iperf3's
     control connection to the same port runs the default one): on each info line, the word before
-    the first key:value (flags such as ts, sack, ecn come first)."""
+    the first key:value (flags such as ts, sack, ecn come first). None unless that socket has
+    `min_acked` bytes acknowledged."""
     flags = {"ts", "sack", "ecn", "ecnseen", "fastopen", "noqueue", "orphaned"}
     best: tuple[int, str] | None = None
     for line in out.splitlines():
@@ -138,7 +140,7 @@ def parse_ss_cc(out: str) -> str | None:
         acked = next((int(w.split(":", 1)[1]) for w in words if w.startswith("bytes_acked:")), 0)
         if cc is not None and (best is None or acked > best[0]):
             best = (acked, cc)
-    return best[1] if best else None
+    return best[1] if best and best[0] >= min_acked else None
 
 
 def _wait_listening(node: Any, proto: str, port: int, timeout: float = 120.0) -> None:
@@ -505,14 +507,19 @@ class Trial:
 
     def socket_cc(self, flow: dict[str, Any]) -> str | None:
         """The congestion control the kernel reports for the flow's socket (ss -i), None if its
-        connection is not up: iperf2 carries on with the default when its -Z fails."""
+        connection is not up: iperf2 carries on with the default when its -Z fails. iperf3 opens
+        its data connection after its control one, which runs the default algorithm: its socket
+        counts once it has moved more than a control exchange (IPERF3_CONTROL_BYTES)."""
         port = self.port(flow)
-        for _ in range(10):             # a lost SYN is sent again a second later
-            cc = parse_ss_cc(self.node(sender(flow["pair"])).cmd(f"ss -Htin state established dport = :{port}"))
+        iperf3 = not (flow.get("bytes") or self.generator == "iperf2")
+        out = ""
+        for _ in range(20):             # a lost SYN is sent again a second later
+            out = self.node(sender(flow["pair"])).cmd(f"ss -Htin state established dport = :{port}")
+            cc = parse_ss_cc(out, IPERF3_CONTROL_BYTES if iperf3 else 0)
             if cc is not None:
                 return cc
             time.sleep(0.5)
-        return None
+        return parse_ss_cc(out)
 
     # -- the whole lifecycle -------------------------------------------------------------------
     @contextlib.contextmanager

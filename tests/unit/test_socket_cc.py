@@ -22,3 +22,14 @@ def test_a_socket_with_another_algorithm_or_none_fails_the_check() -> None:
     assert ok["pass"] and ok["measured"] == "bulk0=htcp, bulk1=reno"
     bad = fidelity.socket_cc_check({"bulk0": "htcp", "bulk1": "reno"}, {"bulk0": "cubic", "bulk1": None})
     assert bad["pass"] is False and "bulk0: cubic (wanted htcp)" in bad["note"] and "bulk1: None" in bad["note"]
+
+
+def test_iperf3s_control_connection_alone_names_no_algorithm() -> None:
+    """Before iperf3's data connection has moved data, the control one (the default algorithm) is
+    the socket that moved the most: read with a floor, it names nothing yet."""
+    control = "ESTAB 0 0 a:1 b:2\n\t ts sack cubic wscale:7,7 bytes_sent:185 bytes_acked:186\n"
+    data_starting = "ESTAB 0 0 a:3 b:2\n\t ts sack htcp wscale:7,7 bytes_acked:1\n"
+    assert parse_ss_cc(control + data_starting) == "cubic"
+    assert parse_ss_cc(control + data_starting, min_acked=4096) is None
+    moving = data_starting.replace("bytes_acked:1", "bytes_acked:14481")
+    assert parse_ss_cc(control + moving, min_acked=4096) == "htcp"
