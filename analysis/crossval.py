@@ -125,12 +125,21 @@ class Row:
     a_range: float | None
     b_range: float | None
     noise: float | None            # the larger of the two ranges that are known
-    status: str                    # within spread | explained | beyond spread | no spread known
+    status: str                    # within spread | explained | beyond spread | wider spread | no spread known
     why: str = ""
 
 
 def _range(stat: dict[str, Any]) -> float | None:
     return None if stat.get("min") is None or stat.get("max") is None else stat["max"] - stat["min"]
+
+
+def wider(sa: dict[str, Any], sb: dict[str, Any]) -> bool:
+    """Whether b's trials spread far wider than a's (config/crossval.yaml `wider_spread`): then the
+    two runs differ in what their trials do, and b's own range would hide any difference of means."""
+    ra, rb = _range(sa), _range(sb)
+    rule = config()["wider_spread"]
+    return (ra is not None and rb is not None and rb > rule["ratio"] * ra
+            and rb > rule["share_of_mean"] * abs(sa["mean"]))
 
 
 def compare(a: dict[str, Any], b: dict[str, Any], name: str = "") -> list[Row]:
@@ -150,6 +159,8 @@ def compare(a: dict[str, Any], b: dict[str, Any], name: str = "") -> list[Row]:
                         if fnmatch(f"{pair}/{a['paper']}/{cell}/{metric}", key)), "")
             if noise is None:
                 status = "no spread known"
+            elif wider(sa, sb):
+                status = "explained" if why else "wider spread"
             elif abs(diff) <= noise:
                 status = "within spread"
             else:

@@ -19,7 +19,8 @@ from analysis import crossval
 from tcprepro import CHECKOUT
 
 STATUS_STYLE = {"within spread": ("#2ca02c", "o"), "explained": ("#ff7f0e", "s"),
-                "beyond spread": ("#d62728", "X"), "no spread known": ("#7f7f7f", "D")}
+                "beyond spread": ("#d62728", "X"), "wider spread": ("#9467bd", "P"),
+                "no spread known": ("#7f7f7f", "D")}
 
 
 def _fmt(x: float | None, digits: int = 2) -> str:
@@ -27,13 +28,16 @@ def _fmt(x: float | None, digits: int = 2) -> str:
 
 
 def table(blocks: list[tuple[dict, str, dict, dict, list[crossval.Row]]]) -> str:
-    runs = crossval.config()["runs"]
+    runs, rule = crossval.config()["runs"], crossval.config()["wider_spread"]
     lines = ["# Cross-validation of the virtual-time lane (UML)", "",
              "The same cells, five trials each, in two runs; each side the papers' statistic (drop the",
              "highest and lowest trial, average the rest) and its range (max - min over the trials). A",
              "difference is *within spread* when it is no larger than the larger range; beyond that it is",
-             "explained in config/crossval.yaml or listed as *beyond spread*. Built by `make crossval`",
-             "(analysis/crossval.py, figures/crossval/). The runs:", ""]
+             "explained in config/crossval.yaml or listed as *beyond spread*. A cell whose second run",
+             f"spreads far wider than its first (more than {rule['ratio']} times the range and",
+             f"{rule['share_of_mean']:.0%} of the mean) is *wider spread* unless explained: its trials do",
+             "something the first run's did not. Built by `make crossval` (analysis/crossval.py,",
+             "figures/crossval/). The runs:", ""]
     lines += [f"- `{k}`: {v}" for k, v in runs.items()] + [""]
     for comp, paper, a, b, rows in blocks:
         counts: dict[str, int] = {}

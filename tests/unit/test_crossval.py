@@ -38,3 +38,13 @@ def test_snapshots_round_trip_and_missing_ones_are_skipped(tmp_path: Path, capsy
     assert crossval.load_snapshot("tcg", "westwood", tmp_path)["cells"]["cubic-t1"]["goodput_kbit_s"]["min"] == 1
     assert crossval.comparisons(tmp_path) == []
     assert "no uml-iperf3 snapshot" in capsys.readouterr().err
+
+
+def test_a_far_wider_spread_is_a_difference_even_when_the_means_are_close() -> None:
+    """One trial in five that misbehaves on the new lane widens its range past any difference of
+    means: the cell is flagged, not passed as within spread."""
+    a = snap("tcg", {"cubic-t1": [52.0, 52.2, 52.3, 52.4, 52.5], "cubic-t2": [100, 101, 102, 103, 104]})
+    b = snap("uml", {"cubic-t1": [52.1, 52.3, 52.4, 52.6, 148.0], "cubic-t2": [99, 101, 102, 104, 106]})
+    rows = {r.cell: r for r in crossval.compare(a, b, "substrate")}
+    assert rows["cubic-t1"].status == "wider spread"
+    assert rows["cubic-t2"].status == "within spread"        # 7 against 4: not far wider
