@@ -103,6 +103,13 @@ def write_snapshot(snap: dict[str, Any], root: Path = SNAPSHOTS) -> Path:
     return path
 
 
+def merge_snapshots(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """`new`'s cells over `old`'s: a rerun of some cells (e.g. after an invalid run) keeps the rest."""
+    sources = list(dict.fromkeys([*old["source"].split("; "), new["source"]]))
+    return {**new, "kernels": sorted(set(old["kernels"]) | set(new["kernels"])), "source": "; ".join(sources),
+            "cells": {**old["cells"], **new["cells"]}}
+
+
 def load_snapshot(lane: str, paper: str, root: Path = SNAPSHOTS) -> dict[str, Any] | None:
     path = root / lane / f"{paper}.json"
     return json.loads(path.read_text()) if path.exists() else None
@@ -171,6 +178,22 @@ def compare(a: dict[str, Any], b: dict[str, Any], name: str = "") -> list[Row]:
     return rows
 
 
+HOLDING = ("within spread", "explained")
+
+
+def holds(rows: list[Row]) -> bool:
+    """A comparison holds when every difference is within the trials' spread or explained: a row with
+    no known spread, beyond it or with a far wider spread leaves the lanes' agreement unshown."""
+    return bool(rows) and all(r.status in HOLDING for r in rows)
+
+
+def substrate_holds(paper: str, root: Path = SNAPSHOTS) -> bool:
+    """Whether the virtual-time lane reproduces the TCG lane for `paper` (every `substrate`
+    comparison of it holds): the condition for leaving its trials to the virtual-time lane."""
+    blocks = [rows for comp, p, _, _, rows in comparisons(root) if comp["name"] == "substrate" and p == paper]
+    return bool(blocks) and all(holds(rows) for rows in blocks)
+
+
 def rows_as_dicts(rows: list[Row]) -> list[dict[str, Any]]:
     return [asdict(r) for r in rows]
 
@@ -198,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--paper", required=True, choices=sorted(config()["papers"]))
     s.add_argument("--results", type=Path, help="the paper's result folder (<results>/<profile>/<paper>)")
     s.add_argument("--tables", type=Path, help="Collateral Damage only: a figures folder holding table1/2.csv")
+    s.add_argument("--merge", action="store_true",
+                   help="keep the existing snapshot's cells that this results folder does not hold")
     args = p.parse_args(argv)
     if args.tables:
         snap = snapshot_collateral_tables(args.tables)
@@ -205,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
         snap = snapshot(args.lane, args.paper, args.results)
     else:
         p.error("give --results (trials) or --tables (Collateral Damage's tables)")
+    old = load_snapshot(args.lane, args.paper) if args.merge else None
+    if old is not None:
+        snap = merge_snapshots(old, snap)
     print(write_snapshot(snap), f"{len(snap['cells'])} cells", file=sys.stderr)
     return 0
 

@@ -47,7 +47,12 @@ def table(blocks: list[tuple[dict, str, dict, dict, list[crossval.Row]]]) -> str
                   f"- `{comp['a']}`: {', '.join(a['kernels'])}; {a['source']}",
                   f"- `{comp['b']}`: {', '.join(b['kernels'])}; {b['source']}",
                   "- " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())), "",
-                  f"| cell | metric | {comp['a']} | range | {comp['b']} | range | difference | % | status |",
+                  ("**Holds**: every difference is within the trials' spread or explained." if crossval.holds(rows)
+                   else f"**Does not hold**: {sum(r.status not in crossval.HOLDING for r in rows)} of {len(rows)} "
+                   "differences are neither within the trials' spread nor explained."), ""]
+        note = (crossval.config()["papers"][paper].get("notes") or {}).get(comp["name"])
+        lines += [note.strip(), ""] if note else []
+        lines += [f"| cell | metric | {comp['a']} | range | {comp['b']} | range | difference | % | status |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             rel = "–" if r.rel is None else f"{100 * r.rel:+.2f}"

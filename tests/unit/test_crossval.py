@@ -48,3 +48,21 @@ def test_a_far_wider_spread_is_a_difference_even_when_the_means_are_close() -> N
     rows = {r.cell: r for r in crossval.compare(a, b, "substrate")}
     assert rows["cubic-t1"].status == "wider spread"
     assert rows["cubic-t2"].status == "within spread"        # 7 against 4: not far wider
+
+
+def test_a_merged_rerun_replaces_its_cells_and_keeps_the_others() -> None:
+    old = snap("uml", {"cubic-t1": [1, 2, 3, 4, 5], "cubic-t2": [1, 2, 3, 4, 5]})
+    new = snap("uml", {"cubic-t2": [6, 7, 8, 9, 10]}) | {"source": "rerun", "kernels": ["k2"]}
+    merged = crossval.merge_snapshots(old, new)
+    assert merged["cells"]["cubic-t1"] == old["cells"]["cubic-t1"]
+    assert merged["cells"]["cubic-t2"]["goodput_kbit_s"]["values"] == [6, 7, 8, 9, 10]
+    assert merged["source"] == "test; rerun" and merged["kernels"] == ["k2", "uml"]
+
+
+def test_only_a_paper_whose_cross_validation_holds_is_left_to_the_virtual_time_lane() -> None:
+    """The committed snapshots decide: a measured paper runs on UML by default (no `lane`, or
+    `lane: uml`) only if every difference from the TCG references is within spread or explained."""
+    from tcprepro.config import load_paper
+    for paper in crossval.config()["papers"]:
+        on_uml = load_paper(paper).data.get("lane", "uml") == "uml"
+        assert on_uml == crossval.substrate_holds(paper), paper
