@@ -118,7 +118,9 @@ def test_diff_command_exit_codes(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "no verdicts.json" in bad.stderr
 
 
-def test_report_scorecards_claims_tables_figures_provenance(tmp_path: Path) -> None:
+def test_report_scorecards_claims_tables_figures_provenance(tmp_path: Path, monkeypatch) -> None:
+    from tcprepro import archive
+    monkeypatch.setattr(archive, "DATA", tmp_path / "data")       # a checkout with no archived trials
     make_set(tmp_path, {"cubic-rtt50-f1": (111.7, 0.01)},
              {"goodput_same": "reproduced", "cubic_most_latency": "partly", "more_retransmissions": "not evaluated"})
     sets: dict[str, Any] = {"collateral": resultset.load(tmp_path / "collateral" / "full"), "westwood": None}
@@ -138,7 +140,7 @@ def test_report_scorecards_claims_tables_figures_provenance(tmp_path: Path) -> N
     assert "2 needed a rerun (3 invalid attempts); never valid: newreno-rtt50-f1/trial-4" in text
     assert "htcp: module htcp sha256:0123456789abcdef" in text
     assert "failing in some: forward.rate_worst_0.5s ({'pass': 8, 'fail': 1})" in text
-    # the hand-made set records no trial specs, and data/full/collateral holds no trials
+    # the hand-made set records no trial specs, and its data/full/collateral holds no trials
     assert "whether it is stale against the current config cannot be told" not in text
     assert "**No raw trials archived** (data/full/collateral/ holds none)" in text
     assert report.report_path(tmp_path, "full").name == "REPORT.md"
