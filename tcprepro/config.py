@@ -6,6 +6,7 @@ module. Validation happens before anything runs, and errors name the file and th
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import itertools
 import os
@@ -21,6 +22,7 @@ from tcprepro import CHECKOUT
 
 CONFIG_DIR = CHECKOUT / "config"
 SCHEMA_PATH = CONFIG_DIR / "schema" / "paper.schema.yaml"
+WORKFLOW_SCHEMA_PATH = CONFIG_DIR / "schema" / "workflow.schema.yaml"
 
 
 def paper_dir() -> Path:
@@ -31,6 +33,8 @@ PROFILES = ("smoke", "quick", "full")
 NOT_PAPERS = {"workflow", "congestion_controls", "crossval"}
 _PLACEHOLDER = re.compile(r"\$\{([a-z_][a-z0-9_]*)\}")
 _FULL_PLACEHOLDER = re.compile(r"^\$\{([a-z_][a-z0-9_]*)\}$")
+# A cell id names its folders and is an argument of the trial's command: words only.
+CELL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 # Port offsets inside a trial's port block: bulk flows from 1, VoIP flows from 60.
 BULK_PORT_OFFSET = 1
 VOIP_PORT_OFFSET = 60
@@ -142,9 +146,22 @@ def expand_flows(flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "start_s": float(entry.get("start_s", 0)), "port_offset": VOIP_PORT_OFFSET + n_voip,
             })
             n_voip += 1
-    if n_bulk >= VOIP_PORT_OFFSET - BULK_PORT_OFFSET:
-        raise ConfigError(f"{n_bulk} bulk flows exceed a trial's port block")
     return out
+
+
+def _check_ports(flows: list[dict[str, Any]], where: str) -> None:
+    """Each flow has its own port in the trial's block: bulk flows from BULK_PORT_OFFSET up to the
+    VoIP flows' offset, VoIP flows from there to the block's end (testbed/lanes.py PORT_BLOCK)."""
+    from testbed.lanes import PORT_BLOCK
+
+    bulk = sum(int(f.get("count", 1)) for f in flows if f["kind"] == "bulk")
+    voip = sum(1 for f in flows if f["kind"] == "voip")
+    if bulk > VOIP_PORT_OFFSET - BULK_PORT_OFFSET:
+        raise ConfigError(f"{where}.flows: {bulk} bulk flows, but a trial's port block has room for "
+                          f"{VOIP_PORT_OFFSET - BULK_PORT_OFFSET}; lower the counts or split the cell")
+    if voip > PORT_BLOCK - VOIP_PORT_OFFSET:
+        raise ConfigError(f"{where}.flows: {voip} VoIP flows, but a trial's port block has room for "
+                          f"{PORT_BLOCK - VOIP_PORT_OFFSET}; lower the count or split the cell")
 
 
 def cc_key(flow: dict[str, Any]) -> str:
@@ -240,6 +257,7 @@ def _check_scenario(scenario: dict[str, Any], where: str) -> None:
 
     known = registry()
     pairs = scenario["pairs"]
+    _check_ports(scenario["flows"], where)
     for i, flow in enumerate(scenario["flows"]):
         if flow["kind"] == "bulk" and flow["cc"] not in known:
             raise ConfigError(f"{where}.flows[{i}].cc: unknown congestion control {flow['cc']!r}; known: "
@@ -279,6 +297,9 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
     scenario_validator = jsonschema.Draft202012Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
     for params in _matrix_points(data["matrix"]):
         cell_id = _substitute(data["cell_id"], params, f"{path}: cell_id")
+        if not CELL_ID.fullmatch(str(cell_id)):
+            raise ConfigError(f"{path}: field 'cell_id': {cell_id!r} (from {params}) is not a cell id: use "
+                              "letters, digits and . _ - + only, starting with a letter or digit")
         scenario = _substitute(copy.deepcopy(data["scenario"]), params, f"{path}: scenario")
         bad = next(iter(scenario_validator.iter_errors(scenario)), None)
         if bad is not None:
@@ -297,5 +318,44 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
 
 
 def load_workflow(path: Path | None = None) -> dict[str, Any]:
+    """config/workflow.yaml as checked by check_workflow (the defaults a run starts from)."""
     path = path or CONFIG_DIR / "workflow.yaml"
-    return yaml.safe_load(path.read_text())
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    check_workflow(data, where=str(path))
+    return data
+
+
+def closest(word: str, known: list[str] | tuple[str, ...]) -> str:
+    """' (did you mean X?)' when a known word is close to the unknown one, else ''."""
+    near = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+def check_workflow(config: Any, where: str = "the workflow config") -> None:
+    """The merged workflow config (config/workflow.yaml, the profile's `config:`, `--config`) against
+    config/schema/workflow.schema.yaml; raise ConfigError naming the field, where it may come from,
+    and the fix. The Snakefile calls it first thing, so a bad value stops the run before any trial."""
+    schema = yaml.safe_load(WORKFLOW_SCHEMA_PATH.read_text())
+    fields = list(schema["properties"])
+    source = f"{where} (config/workflow.yaml, the profile's config: or --config)"
+    if not isinstance(config, dict):
+        raise ConfigError(f"{source}: not a mapping of keys to values")
+    for key in config:
+        if key not in schema["properties"]:
+            raise ConfigError(f"{source}: unknown key {key!r}{closest(str(key), fields)}; "
+                              f"known keys: {', '.join(fields)}")
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config), key=lambda e: list(e.path))
+    if errors:
+        err = errors[0]
+        name = _field_path(err) or "<top>"
+        top = str(err.absolute_path[0]) if err.absolute_path else ""
+        about = schema["properties"].get(top, {}).get("description", "")
+        raise ConfigError(f"{source}: field '{name}': {err.message}" + (f" ({top}: {about})" if about else ""))
+    unknown = [p for p in config["papers"] if not (paper_dir() / f"{p}.yaml").exists() or p in NOT_PAPERS]
+    if unknown:
+        names = paper_names()
+        raise ConfigError(f"{source}: field 'papers': no paper {unknown[0]!r}{closest(unknown[0], names)}; "
+                          f"papers are: {', '.join(names)}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -190,7 +191,7 @@ class NodeSetup:
     @property
     def script(self) -> str:
         parts = [f"ethtool -K {dev} tso off gso off gro off" for dev in self.ethtool]
-        parts += [f"echo {v} > /proc/sys/{k.replace('.', '/')}" for k, v in self.sysctls.items()]
+        parts += [f"echo {shlex.quote(str(v))} > /proc/sys/{k.replace('.', '/')}" for k, v in self.sysctls.items()]
         if self.ip:
             parts.append(batch_command("ip", self.ip))
         return " && ".join(parts)
@@ -206,9 +207,11 @@ def node_setup(net: Any, sysctls: dict[str, Any] | None = None) -> dict[str, Nod
     - permanent ARP entries between every host and the router, so no ARP request ever waits in the
       bottleneck queue (a first VoIP packet would otherwise wait behind a full queue for resolution).
     """
-    for key in sysctls or {}:
+    for key, value in (sysctls or {}).items():
         if not re.fullmatch(r"[a-z0-9_]+(\.[a-z0-9_]+)+", key):
             raise ShapingError(f"sysctl {key!r}: not a sysctl name")
+        if not re.fullmatch(r"[A-Za-z0-9_.:-]+( [A-Za-z0-9_.:-]+)*", str(value)):
+            raise ShapingError(f"sysctl {key}: {value!r} is not a sysctl value (words and numbers)")
     setups: dict[str, NodeSetup] = {}
     router = net.get("rt")
     for node in net.hosts:

@@ -84,3 +84,32 @@ def test_negative_count_is_rejected(tmp_path):
     path = write_variant(tmp_path, lambda d: d["scenario"]["flows"][0].update(count=-1))
     with pytest.raises(ConfigError, match="count"):
         load_paper(path)
+
+
+# The rows of issue 30's table a paper config can hold: each is refused at load, naming the field,
+# the file and, for a cell's value, the cell.
+def forward(**values):
+    return lambda d: d["scenario"]["bottleneck"]["forward"].update(**values)
+
+
+def sysctl(name, value):
+    return lambda d: d["scenario"]["sysctls"].update({name: value})
+
+
+@pytest.mark.parametrize(("mutate", "field"), [
+    (forward(rate_kbit=0), "forward.rate_kbit': 0 is less than or equal to the minimum of 0"),
+    (forward(limit_bytes=1000), "forward.limit_bytes': 1000 is less than the minimum of 1500"),
+    (forward(loss_pct=100), "forward.loss_pct': 100 is greater than or equal to the maximum of 100"),
+    (lambda d: d["matrix"].update(flows=[70]),
+     "cell newreno-rtt50-f70: scenario.flows: 70 bulk flows, but a trial's port block has room for 59"),
+    (lambda d: d["matrix"].update(cc=["cubic;echo INJECTED"]), "field 'matrix.cc[0]'"),
+    (lambda d: d.update(cell_id="${cc};echo INJECTED-${rtt_ms}-${flows}"), "field 'cell_id'"),
+    (sysctl("net.ipv4.tcp_ecn", "1; touch /tmp/pwned"), "field 'scenario.sysctls.net.ipv4.tcp_ecn'"),
+    (sysctl("net/../../etc", 1), "field 'scenario.sysctls'"),
+])
+def test_a_value_the_emulation_cannot_take_is_refused_at_load(tmp_path, mutate, field):
+    path = write_variant(tmp_path, mutate)
+    with pytest.raises(ConfigError) as err:
+        load_paper(path)
+    assert str(err.value).startswith(str(path)) and field in str(err.value)
+    assert "\n" not in str(err.value)
