@@ -8,23 +8,36 @@ from functools import cache
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
 
 from sim.build import MODELS as SIM_MODELS
-from tcprepro.config import load_paper
-from testbed import uml_kernel
+from tcprepro.config import CELL_ID, ConfigError, check_workflow, load_paper
+from testbed import attempts, uml_kernel
 
 configfile: "config/workflow.yaml"
+
+# The merged config (this file, the profile's config:, --config) is checked before anything runs:
+# check_workflow's one line names the field and the fix; Snakemake's validate then applies the
+# schema's defaults.
+try:
+    check_workflow(config)
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
+validate(config, "config/schema/workflow.schema.yaml")
 
 # Every job's Python starts without setuptools' distutils shim (testbed/run.py says why).
 os.environ.setdefault("SETUPTOOLS_USE_DISTUTILS", "stdlib")
 
 # `--config max_attempts=N` reaches each trial through its environment, not its command line: a
 # changed command would make Snakemake rerun every finished trial.
-os.environ["TCPREPRO_MAX_ATTEMPTS"] = str(int(config["max_attempts"]))
+os.environ["TCPREPRO_MAX_ATTEMPTS"] = str(config["max_attempts"])
 
 PROFILE = config["profile"]
 RESULTS = Path(config["results"]) / PROFILE
-PAPERS = {name: load_paper(name) for name in config["papers"]}   # validated before anything runs
+try:                                                       # each validated before anything runs
+    PAPERS = {name: load_paper(name) for name in config["papers"]}
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
 PY = sys.executable
 # Trials measured at once. A trial's host process mostly waits (on the VM, or on traffic), so trials
 # take no cores; they take lanes, which `--resources trial_lanes=N` overrides.
@@ -124,10 +137,10 @@ onstart:
 # The VM lane is shared by every workflow of this checkout: stop it only if nothing else runs there
 # (else its own idle timer powers it off).
 onsuccess:
-    shell(f"{PY} -m tcprepro vm stop --quiet --if-idle")
+    shell("{PY:q} -m tcprepro vm stop --quiet --if-idle")
 
 onerror:
-    shell(f"{PY} -m tcprepro vm stop --quiet --if-idle")
+    shell("{PY:q} -m tcprepro vm stop --quiet --if-idle")
 
 
 # Figure packages are code (figures/<paper>/__main__.py); what they draw goes to config `figures`
@@ -179,12 +192,15 @@ def per_core(paper, cell):
 rule trial:
     input: lambda w: sim_binary(w.paper) + uml_binary(w.paper, w.cell)
     output: directory(str(RESULTS / "{paper}" / "{cell}" / "trial-{k}"))
-    wildcard_constraints: k=r"\d+"
+    wildcard_constraints: paper="|".join(PAPERS) or "(?!)", cell=CELL_ID.pattern, k=r"\d+"
     threads: lambda w: 1 if per_core(w.paper, w.cell) else 0
     resources: trial_lanes=lambda w: 0 if per_core(w.paper, w.cell) else 1
+    # A real-time trial whose last attempt failed its checks is measured again by the next run:
+    # this value changes exactly then (testbed/attempts.py), and Snakemake reruns on a changed param.
+    params: retry=lambda w: attempts.retry_key(RESULTS / w.paper / w.cell / f"trial-{w.k}")
     shell:
-        "{PY} -m tcprepro trial --paper {wildcards.paper} --cell {wildcards.cell} "
-        "--trial {wildcards.k} --profile " + PROFILE + " --out {output}"
+        "{PY:q} -m tcprepro trial --paper {wildcards.paper:q} --cell {wildcards.cell:q} "
+        "--trial {wildcards.k:q} --profile {PROFILE:q} --out {output:q}"
 
 
 # Every core the run has (Snakemake caps threads at --cores); not workflow.cores, which a run
@@ -192,7 +208,7 @@ rule trial:
 rule uml_kernel:
     output: UML_KERNEL
     threads: os.cpu_count() or 1
-    shell: "{PY} -m testbed.uml_kernel build --jobs {threads}"
+    shell: "{PY:q} -m testbed.uml_kernel build --jobs {threads}"
 
 
 # A simulation model of sim/<dir>/, compiled into build/<dir>/ (sim/build.py; reused while up to date).
@@ -200,7 +216,7 @@ rule sim_binary:
     input: lambda w: [f"sim/{w.dir}/{src}" for src in SIM_MODELS[w.model].sources]
     output: "build/{dir}/{model}"
     wildcard_constraints: model="|".join(SIM_MODELS) or "(?!)"
-    shell: "{PY} -m sim.build {wildcards.model}"
+    shell: "{PY:q} -m sim.build {wildcards.model:q}"
 
 
 # What a cell or a paper's figures are made with besides their inputs: the analysis and figure code
@@ -238,11 +254,11 @@ rule figures:
     wildcard_constraints: paper="|".join(FIGURED) or "(?!)"
     params: out=lambda w: FIGURES / w.paper / PROFILE, results=lambda w: RESULTS / w.paper,
             code=lambda w: code_digest(w.paper, "figures")
-    shell: "{PY} -m figures.{wildcards.paper} --profile " + PROFILE + " --results {params.results} --out {params.out}"
+    shell: "{PY:q} -m figures.{wildcards.paper} --profile {PROFILE:q} --results {params.results:q} --out {params.out:q}"
 
 
 # Every paper's result set of this profile in one document (figures/report.py).
 rule report:
     input: [figure_dir(p) for p in FIGURED]
     output: report(str(REPORT), category="Scorecard and verdicts")
-    shell: "{PY} -m figures.report --profile " + PROFILE + f" --figures {FIGURES}"
+    shell: "{PY:q} -m figures.report --profile {PROFILE:q} --figures {FIGURES:q}"

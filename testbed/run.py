@@ -15,13 +15,13 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from tcprepro import CHECKOUT
 from tcprepro.config import ConfigError, load_paper, load_workflow
-from testbed import cleanup, progress
+from testbed import attempts, cleanup, progress
 from testbed.doctor import CannotRun
 from testbed.lanes import try_slot
 
@@ -57,30 +57,42 @@ def _where(cell: Any) -> str:
 
 
 @contextlib.contextmanager
-def vm_slot(slots: int | None = None, lock_dir: Path | None = None) -> Iterator[int]:
+def vm_slot(slots: int | None = None, lock_dir: Path | None = None,
+            busy: Callable[[int], bool] | None = None) -> Iterator[int]:
     """Hold one of the VM's measurement slots (`vm_lanes` in config/workflow.yaml) while measuring.
 
     The workflow may run more trials than the VM measures at once: their host-side parts (start-up,
     the analysis) then overlap another trial's measurement instead of idling the VM. An flock, so a
-    killed holder frees its slot."""
+    killed holder frees its slot; `busy(index)` says whether that holder's guest job still measures
+    (testbed/vm.py Lane.slot_in_use), and the slot is taken only once it has stopped."""
     n = slots or max(1, int(os.environ.get("TCPREPRO_VM_LANES") or load_workflow().get("vm_lanes", 1)))
     lock_dir = lock_dir or CHECKOUT / "results" / ".vm"
     while (slot := try_slot(lock_dir, "measure", n)) is None:
         time.sleep(0.2)
     index, fd = slot
     try:
+        while busy is not None and busy(index):
+            time.sleep(0.5)
         yield index
     finally:
         os.close(fd)
 
 
+def exec_in_vm_slot(argv: list[str], cwd: Path, env: dict[str, str], checkout: Path | None = None,
+                    slots: int | None = None) -> int:
+    """Run argv in the VM lane holding a measurement slot; the job carries the slot's index, so a
+    later holder of the slot waits for it even if this process is killed."""
+    from testbed.vm import SLOT_ENV, Lane
+    lane = Lane(checkout)
+    with vm_slot(slots, lane.state, busy=lane.slot_in_use) as index:
+        return lane.exec(argv, cwd, {**env, SLOT_ENV: str(index)})
+
+
 def _measure_in_vm(partial: Path) -> None:
-    from testbed.vm import vm_exec
     env = {k: v for k, v in os.environ.items() if k.startswith("TCPREPRO_") and k != "TCPREPRO_VM_ACCEL"}
     env["SETUPTOOLS_USE_DISTUTILS"] = FAST_DISTUTILS
-    with vm_slot():
-        rc = vm_exec([sys.executable, "-m", "testbed.trial", "--spec", str(partial / "spec.json"),
-                      "--out", str(partial)], cwd=CHECKOUT, env=env)
+    rc = exec_in_vm_slot([sys.executable, "-m", "testbed.trial", "--spec", str(partial / "spec.json"),
+                          "--out", str(partial)], cwd=CHECKOUT, env=env)
     if rc in INTERRUPTED_CODES:
         from testbed.trial import TrialInterrupted
         raise TrialInterrupted(f"VM job ended with {rc}")
@@ -153,6 +165,10 @@ def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any =
 
 def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_attempts: int,
                      binary: Any = None) -> dict[str, Any]:
+    """Up to `max_attempts` attempts until one is valid. Attempts of earlier runs of this trial
+    (testbed/attempts.py) come first in invalid-attempts/ and in the count; if the last attempt is
+    invalid on a real-time lane, all of them are kept for the next run to carry in."""
+    earlier = attempts.earlier_attempts(final_dir)
     archived: list[Path] = []
     for attempt in range(1, max_attempts + 1):
         summary = run_attempt(spec, final_dir, where, binary)
@@ -167,18 +183,31 @@ def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_atte
         archived.append(keep)
         print(f"attempt {attempt} invalid ({'; '.join(summary['invalid_reasons'])}): running it again",
               file=sys.stderr)
-    if archived:
+    if archived or earlier:
         dest = final_dir / "invalid-attempts"
         dest.mkdir(exist_ok=True)
-        for i, keep in enumerate(archived, 1):
+        for i, keep in enumerate(earlier, 1):
+            shutil.copytree(keep, dest / str(i))
+        for i, keep in enumerate(archived, len(earlier) + 1):
             keep.rename(dest / str(i))
-    summary["attempt"] = len(archived) + 1
-    summary["invalid_attempts"] = len(archived)
+    summary["attempt"] = len(earlier) + len(archived) + 1
+    summary["invalid_attempts"] = len(earlier) + len(archived)
+    summary["earlier_attempts"] = len(earlier)
+    summary["retry_next_run"] = attempts.to_retry(summary["valid"], where)
     (final_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    prov_path = final_dir / "provenance.json"
+    if prov_path.exists():
+        prov = json.loads(prov_path.read_text())
+        prov["attempts"] = {"total": summary["attempt"], "this_run": len(archived) + 1, "earlier_runs": len(earlier)}
+        prov_path.write_text(json.dumps(prov, indent=2))
+    if summary["retry_next_run"]:
+        attempts.keep_for_retry(final_dir)
+    else:
+        attempts.forget(final_dir)
     return summary
 
 
-def _measure(args: argparse.Namespace, spec: dict[str, Any], where: str, attempts: int,
+def _measure(args: argparse.Namespace, spec: dict[str, Any], where: str, n_attempts: int,
              binary: Any = None) -> tuple[int, dict[str, Any] | None]:
     """run_with_retries, with an interrupt or a failure turned into its exit status and one clear
     line (the details are in the trial's log)."""
@@ -186,13 +215,27 @@ def _measure(args: argparse.Namespace, spec: dict[str, Any], where: str, attempt
 
     out = args.out.resolve()
     try:
-        return 0, run_with_retries(spec, out, where, attempts, binary)
+        return 0, run_with_retries(spec, out, where, n_attempts, binary)
     except TrialInterrupted as exc:
         print(f"interrupted ({exc}): trial {args.out} removed, nothing left behind", file=sys.stderr)
         return 130, None
     except Exception as exc:
         print(f"error: trial {args.out} failed: {exc}\n  log: {failed_log_path(out)}", file=sys.stderr)
         return 1, None
+
+
+def max_attempts(given: int | None) -> int:
+    """How often a failing real-time trial is measured: --max-attempts, else $TCPREPRO_MAX_ATTEMPTS
+    (the workflow's config), else config/workflow.yaml's max_attempts; at least 1."""
+    if given is not None:
+        value, source = str(given), "--max-attempts"
+    elif os.environ.get("TCPREPRO_MAX_ATTEMPTS"):
+        value, source = os.environ["TCPREPRO_MAX_ATTEMPTS"], "TCPREPRO_MAX_ATTEMPTS"
+    else:
+        value, source = str(load_workflow()["max_attempts"]), "config/workflow.yaml max_attempts"
+    if not value.lstrip("-").isdigit() or int(value) < 1:
+        raise ConfigError(f"{source}: {value!r} is not a number of attempts; give an integer of at least 1")
+    return int(value)
 
 
 def parse_module_params(text: str) -> dict[str, dict[str, int]]:
@@ -302,12 +345,15 @@ def main(args: argparse.Namespace) -> int:
     install_signal_handlers()
     # A guest's kernel state dies with its guest: on that lane only half-written trials can be stale.
     cleanup.sweep(quiet=True, kernel_state=where != "uml")
-    attempts = (args.max_attempts or int(os.environ.get("TCPREPRO_MAX_ATTEMPTS", 0))
-                or int(load_workflow().get("max_attempts", 2)))
+    try:
+        n_attempts = max_attempts(args.max_attempts)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if where == "uml":
-        attempts = 1            # deterministic: an attempt that failed a check would fail it again
+        n_attempts = 1          # deterministic: an attempt that failed a check would fail it again
     t0 = time.monotonic()
-    code, summary = _measure(args, spec, where, attempts)
+    code, summary = _measure(args, spec, where, n_attempts)
     if summary is None:
         return code
     kernel, timing = summary["kernel"], summary["timing"]

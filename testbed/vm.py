@@ -561,6 +561,21 @@ class Lane:
             self._clear_info()
             return was_alive
 
+    def slot_in_use(self, index: int) -> bool:
+        """Whether a guest job that measures in slot `index` (SLOT_ENV in its environment) has not
+        exited. Its host caller may be gone: a SIGKILLed caller's job measures on until the agent
+        finds its heartbeat stopped (`orphan` seconds), so the slot's flock alone frees it too early."""
+        info = self._read_info()
+        if info is None or not _alive(info):
+            return False
+        for job in Path(info.boot_dir, "jobs").glob("[!.]*"):
+            if not job.is_dir() or (job / "exit").exists():
+                continue
+            with contextlib.suppress(OSError, ValueError):
+                if (json.loads((job / "spec.json").read_text()).get("env") or {}).get(SLOT_ENV) == str(index):
+                    return True
+        return False
+
     @staticmethod
     def _running_jobs(info: Any) -> list[dict[str, Any]]:
         """Jobs submitted (started or about to be) that have not exited."""
@@ -679,6 +694,9 @@ def _say(msg: str) -> None:
 
 
 # ---------------------------------------------------------------- module API and CLI
+
+
+SLOT_ENV = "TCPREPRO_VM_SLOT"          # the measurement slot (testbed/run.py vm_slot) a job holds
 
 
 def vm_exec(argv: list[str], cwd: Path, env: dict[str, str] | None = None, *,

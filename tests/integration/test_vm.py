@@ -166,6 +166,31 @@ def test_cancel_terminates_guest_job(lane: Lane, checkout: Path) -> None:
     assert lane.exec(["sh", "-c", "! pgrep -f 'sleep 99[7]'"], checkout) == 0
 
 
+def test_a_killed_trial_s_slot_waits_for_its_guest_job(lane: Lane, checkout: Path) -> None:
+    """SIGKILL frees the runner's flock at once while its guest job measures on until the agent
+    reaps it as an orphan (30 s without heartbeat): the next trial must not measure beside it."""
+    from testbed.lanes import try_slot
+    from testbed.run import vm_slot
+
+    code = ("import sys; from pathlib import Path; from testbed.run import exec_in_vm_slot; "
+            f"sys.exit(exec_in_vm_slot(['sh', '-c', 'echo started; sleep 996'], Path('/'), {{}}, "
+            f"checkout=Path({str(checkout)!r}), slots=1))")
+    runner = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    _wait_for_line(runner, "started", 60)
+    runner.kill()
+    runner.wait()
+    killed = time.monotonic()
+    free = try_slot(lane.state, "measure", 1)
+    assert free is not None, "the killed runner's flock is still held"
+    os.close(free[1])
+    assert lane.slot_in_use(0)
+    with vm_slot(1, lane.state, busy=lane.slot_in_use) as index:
+        waited = time.monotonic() - killed
+        assert index == 0 and not lane.slot_in_use(0)
+        assert lane.exec(["sh", "-c", "! pgrep -f 'sleep 99[6]'"], checkout) == 0
+    assert waited > 10, f"the slot was taken {waited:.1f} s after the kill, while its guest job measured"
+
+
 def test_status_cli(lane: Lane, checkout: Path) -> None:
     proc = _cli(checkout, "status")
     out, _ = proc.communicate(timeout=30)

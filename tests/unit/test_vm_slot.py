@@ -33,3 +33,11 @@ def test_two_slots_overlap(tmp_path: Path) -> None:
         assert {first, second} == {0, 1}
     with vm_slot(1, tmp_path) as again:             # released on exit
         assert again == 0
+
+
+def test_a_slot_whose_guest_job_still_measures_is_not_taken(tmp_path: Path) -> None:
+    """The flock of a SIGKILLed holder is free at once; its guest job may measure on: wait for it."""
+    guest_done = time.monotonic() + 1.0
+    started = time.monotonic()
+    with vm_slot(1, tmp_path, busy=lambda index: index == 0 and time.monotonic() < guest_done) as index:
+        assert index == 0 and time.monotonic() >= guest_done > started

@@ -1,0 +1,72 @@
+"""Bad input stops `snakemake` before any trial: one line naming the field, its file (and cell) and
+the fix, and nothing written. Runs the real workflow (no root, no trial ever starts)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.integration.conftest import CHECKOUT
+
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+COLLATERAL = CHECKOUT / "config" / "collateral.yaml"
+
+
+def run(tmp_path: Path, *config: str, papers: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "TCPREPRO_PAPER_DIR"}
+    if papers:
+        env["TCPREPRO_PAPER_DIR"] = str(papers)
+    cmd = [SNAKEMAKE, "--cores", "1", "--directory", str(CHECKOUT), "--snakefile", str(CHECKOUT / "Snakefile"),
+           "--config", f"results={tmp_path / 'results'}", f"figures={tmp_path / 'figures'}", *config]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+
+def error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = (proc.stdout + proc.stderr).splitlines()
+    return next(lines[i + 1] for i, line in enumerate(lines) if line.startswith("WorkflowError"))
+
+
+@pytest.mark.parametrize(("config", "says"), [
+    (["papres=[wlan]", "papers=[wlan]"], "unknown key 'papres' (did you mean 'papers'?)"),
+    (["lanes=-3"], "field 'lanes': -3 is less than the minimum of 1"),
+    (["max_attempts=-1"], "field 'max_attempts': -1"),
+    (["max_attempts=0"], "field 'max_attempts': 0"),
+    (["max_attempts=abc"], "field 'max_attempts': 'abc' is not of type 'integer'"),
+    (["profile=medium"], "field 'profile': 'medium' is not one of"),
+])
+def test_a_bad_workflow_value_stops_the_run_before_any_trial(tmp_path: Path, config: list[str], says: str) -> None:
+    proc = run(tmp_path, *config)
+    assert proc.returncode != 0
+    assert says in error_line(proc) and "config/workflow.yaml" in error_line(proc)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists() and not (tmp_path / "figures").exists()
+
+
+def paper_dir(tmp_path: Path, mutate) -> Path:
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    data = yaml.safe_load(COLLATERAL.read_text())
+    mutate(data)
+    (papers / "collateral.yaml").write_text(yaml.safe_dump(data))
+    return papers
+
+
+@pytest.mark.parametrize(("mutate", "says"), [
+    (lambda d: d["scenario"]["bottleneck"]["forward"].update(rate_kbit=0), "forward.rate_kbit': 0"),
+    (lambda d: d["scenario"]["bottleneck"]["forward"].update(limit_bytes=1000), "forward.limit_bytes': 1000"),
+    (lambda d: d["matrix"].update(flows=[70]), "cell newreno-rtt50-f70: scenario.flows: 70 bulk flows"),
+    (lambda d: d.update(cell_id="${cc};touch PWNED;-${rtt_ms}-${flows}"), "field 'cell_id'"),
+    (lambda d: d["matrix"].update(cc=["cubic;touch PWNED"]), "field 'matrix.cc[0]'"),
+    (lambda d: d["scenario"]["sysctls"].update({"net.ipv4.tcp_ecn": "1; touch PWNED"}), "sysctls.net.ipv4.tcp_ecn"),
+])
+def test_a_bad_paper_value_stops_the_run_and_nothing_runs(tmp_path: Path, mutate, says: str) -> None:
+    papers = paper_dir(tmp_path, mutate)
+    proc = run(tmp_path, "papers=[collateral]", "profile=smoke", papers=papers)
+    assert proc.returncode != 0
+    line = error_line(proc)
+    assert line.startswith(str(papers / "collateral.yaml")) and says in line
+    assert not (tmp_path / "results").exists() and not list(tmp_path.rglob("PWNED"))

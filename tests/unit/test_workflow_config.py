@@ -1,0 +1,47 @@
+"""The workflow's own config (config/workflow.yaml + a profile's config: + --config) is checked
+against config/schema/workflow.schema.yaml before anything runs; each error is one line naming the
+field and the fix."""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from tcprepro.config import CONFIG_DIR, ConfigError, check_workflow, load_workflow
+from testbed.run import max_attempts
+
+
+def defaults() -> dict:
+    return yaml.safe_load((CONFIG_DIR / "workflow.yaml").read_text())
+
+
+def test_the_committed_defaults_pass() -> None:
+    assert load_workflow()["max_attempts"] >= 1
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"papres": ["wlan"]}, "unknown key 'papres' (did you mean 'papers'?)"),
+    ({"lanes": -3}, "field 'lanes': -3 is less than the minimum of 1"),
+    ({"max_attempts": -1}, "field 'max_attempts': -1 is less than the minimum of 1"),
+    ({"max_attempts": 0}, "field 'max_attempts': 0 is less than the minimum of 1"),
+    ({"max_attempts": "abc"}, "field 'max_attempts': 'abc' is not of type 'integer'"),
+    ({"profile": "medium"}, "field 'profile': 'medium' is not one of ['smoke', 'quick', 'full']"),
+    ({"papers": ["wlna"]}, "no paper 'wlna' (did you mean 'wlan'?)"),
+    ({"papers": ["workflow"]}, "no paper 'workflow'"),
+    ({"cells": "x;touch /tmp/pwned"}, "field 'cells'"),
+    ({"bulk_generator": "netperf"}, "field 'bulk_generator'"),
+])
+def test_a_bad_workflow_value_is_named_in_one_line(change: dict, says: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        check_workflow({**defaults(), **change})
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_attempts_below_one_are_refused_wherever_they_come_from(monkeypatch) -> None:
+    monkeypatch.delenv("TCPREPRO_MAX_ATTEMPTS", raising=False)
+    assert max_attempts(None) == defaults()["max_attempts"]
+    assert max_attempts(3) == 3
+    with pytest.raises(ConfigError, match="--max-attempts: '0'"):
+        max_attempts(0)
+    monkeypatch.setenv("TCPREPRO_MAX_ATTEMPTS", "-1")
+    with pytest.raises(ConfigError, match="TCPREPRO_MAX_ATTEMPTS: '-1'"):
+        max_attempts(None)
