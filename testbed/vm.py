@@ -118,6 +118,7 @@ class LaneInfo:
     launched_at: float
     boot_dir: str
     ready: dict[str, Any] = field(default_factory=dict)
+    host_boot: str = ""         # the host's /proc/sys/kernel/random/boot_id when it was launched
 
 
 # ---------------------------------------------------------------- kernel and accelerator
@@ -267,10 +268,33 @@ def _reap_children() -> None:
             del _CHILDREN[pid]
 
 
+def host_boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
 def _alive(info: LaneInfo) -> bool:
+    """The recorded VM runs: same host boot, and its pid names a process that started when it did
+    (a bare pid may since have been given to an unrelated process)."""
     _reap_children()
+    if info.host_boot and info.host_boot != host_boot_id():
+        return False
     st = _proc_stat(info.pid)
     return st is not None and st[1] == info.start_ticks and st[0] not in "ZX"
+
+
+def _kill_lane_group(info: LaneInfo) -> None:
+    """Kill what is left of a recorded VM's process group, and nothing else: not after the host
+    rebooted, and not when its pid now names another process (Linux reuses no pid that still
+    names a process group, so that group is the other process's own)."""
+    if info.host_boot and info.host_boot != host_boot_id():
+        return
+    st = _proc_stat(info.pid)
+    if st is not None and st[1] != info.start_ticks:
+        return
+    _kill_group(info.pid)
 
 
 # ---------------------------------------------------------------- the lane
@@ -338,7 +362,7 @@ class Lane:
             if info and _alive(info):
                 return info if info.ready else self._wait_ready(info, cancel)
             if info:  # a VM that is gone: make sure nothing of it lingers
-                _kill_group(info.pid)
+                _kill_lane_group(info)
                 self._clear_info()
             return self._boot(cancel)
 
@@ -362,7 +386,7 @@ class Lane:
         stat = _proc_stat(proc.pid)
         info = LaneInfo(pid=proc.pid, start_ticks=stat[1] if stat else 0, boot_id=boot_id,
                         kernel=str(kernel.path), release=kernel.release, accel=accel,
-                        launched_at=time.time(), boot_dir=str(boot_dir))
+                        launched_at=time.time(), boot_dir=str(boot_dir), host_boot=host_boot_id())
         self._write_info(info)
         return self._wait_ready(info, cancel)
 
@@ -421,7 +445,7 @@ class Lane:
                                  "kernel": info.kernel, "accel": info.accel, **r}) + "\n")
 
     def _fail_boot(self, info: LaneInfo, reason: str) -> None:
-        _kill_group(info.pid)
+        _kill_lane_group(info)
         self._clear_info()
         shutil.rmtree(info.boot_dir, ignore_errors=True)
         tail = _tail(self.console, 25)
@@ -436,7 +460,7 @@ class Lane:
         deadline = time.monotonic() + timeout
         while _alive(info) and time.monotonic() < deadline:
             time.sleep(0.2)
-        _kill_group(info.pid)
+        _kill_lane_group(info)
 
     # -- jobs
 
@@ -557,7 +581,7 @@ class Lane:
                 limit = timeout if timeout is not None else self.config.grace + 30.0
                 self._wait_exit(info, limit)
             else:
-                _kill_group(info.pid)
+                _kill_lane_group(info)
             self._clear_info()
             return was_alive
 
