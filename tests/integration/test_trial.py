@@ -122,6 +122,34 @@ def test_sigkill_midway_is_swept(tmp_path, host_env, nothing_left_behind):
     assert not out.with_name("trial-1.partial").exists()
 
 
+def wait_for_set_up(out: Path, timeout: float = 60) -> None:
+    """Until the trial has built its namespaces and links and not yet shaped them."""
+    log = out.with_name(out.name + ".partial") / "trial.log"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists() and "built network" in log.read_text():
+            return
+        time.sleep(0.05)
+    raise AssertionError("the trial never built its network")
+
+
+def test_sigkill_during_set_up_is_swept(tmp_path, host_env, nothing_left_behind):
+    """kill -9 while namespaces, veths and qdiscs are being made: the same guarantees as mid-traffic."""
+    results = tmp_path / "results"
+    out = results / "smoke" / "hostnet" / "r1000" / "trial-1"
+    proc = subprocess.Popen(trial_cmd("hostnet", "r1000", out), env=host_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    wait_for_set_up(out)
+    proc.kill()
+    proc.wait()
+    assert "started receivers" not in out.with_name("trial-1.partial").joinpath("trial.log").read_text()
+    time.sleep(2)   # parent-death signals and shell hang-ups take effect
+    from testbed.cleanup import sweep
+    removed = sweep(results=results, quiet=True)
+    assert any("partial trial" in r for r in removed)
+    assert not out.exists() and not out.with_name("trial-1.partial").exists()
+
+
 def test_bad_config_is_rejected_before_anything_starts(tmp_path, paper_env, nothing_left_behind):
     bad = tmp_path / "papers"
     bad.mkdir()

@@ -152,3 +152,54 @@ def test_a_transfer_past_its_bound_is_stopped_and_the_trial_says_so(lane_env, tm
     assert not summary["valid"]
     reason = "bulk0: fixed-size transfer not done by the cell's bound of 8 s (stopped there)"
     assert reason in summary["invalid_reasons"]
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid` (the trial's guest: the UML kernel and its helpers)."""
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        for entry in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = entry.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == parent and int(entry.parent.name) not in found:
+                found.add(int(entry.parent.name))
+                todo.append(int(entry.parent.name))
+    return found
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a container's init may never reap one)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
+def test_sigkill_during_set_up_leaves_no_guest_and_a_swept_partial(lane_env, tmp_path):
+    """kill -9 of the runner while the guest builds its network: the guest dies by its parent-death
+    signal (its namespaces, qdiscs and BPF die with its kernel) and the sweep removes the partial."""
+    import signal
+    import time
+
+    from testbed.cleanup import sweep
+    from tests.integration.test_trial import wait_for_set_up
+
+    results = tmp_path / "results"
+    out = results / "smoke" / "umlpair" / "cubic-loss0" / "trial-1"
+    proc = subprocess.Popen(trial_cmd("umlpair", "cubic-loss0", out), env=lane_env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    wait_for_set_up(out, timeout=120)
+    guest = descendants(proc.pid)
+    assert guest, "no guest process under the runner"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert "started receivers" not in (out.with_name("trial-1.partial") / "trial.log").read_text()
+    deadline = time.monotonic() + 10
+    while any(running(p) for p in guest) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [p for p in guest if running(p)], "guest processes outlived the runner"
+    assert any("partial trial" in r for r in sweep(results=results, quiet=True, kernel_state=False))
+    assert not out.exists() and not out.with_name("trial-1.partial").exists()
