@@ -6,7 +6,7 @@ SNAKE := $(VENV)/bin/snakemake
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements.lock 2>/dev/null | cut -c1-12)
 CORES ?= all
 
-.PHONY: deps quick reproduce restore smoke test lint doctor clean-stale vm-stop html-report image help \
+.PHONY: deps quick reproduce restore smoke test unit lint doctor clean-stale vm-stop html-report image help \
 	uml-kernel crossval bench-lanes
 PROFILE ?= quick
 help:
@@ -15,6 +15,7 @@ help:
 	@echo "make restore    unpack the committed full-run trials (data/) into results/full/"
 	@echo "make smoke      one cell per paper, a few minutes"
 	@echo "make test       the test suite (what CI runs)"
+	@echo "make unit       the unit tests and lint only (under a minute)"
 	@echo "make doctor     what this kernel can run, and the fix for what it cannot"
 	@echo "make html-report PROFILE=quick   figures/report-<profile>.html, every figure embedded"
 	@echo "make image      the docker image (tag tcprepro), with the engine and base image it needs"
@@ -47,6 +48,8 @@ smoke: deps
 
 test: deps lint
 	$(PY) -m pytest -ra tests
+unit: deps lint
+	$(PY) -m pytest -q tests/unit
 
 lint: deps
 	$(VENV)/bin/ruff check .

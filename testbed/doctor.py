@@ -609,10 +609,6 @@ class Survey:
     uml_runner: list[Check] = field(default_factory=list)
     uml_release: str | None = None
 
-    @property
-    def vm_ready(self) -> bool:
-        return self.vm_release is not None and all(c.ok for c in self.runner)
-
     def lacks(self, lane: str, need: Iterable[str]) -> list[str]:
         """What `lane` lacks of `need` (its runner's failed checks included)."""
         if lane == "host":
