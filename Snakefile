@@ -34,6 +34,7 @@ os.environ["TCPREPRO_MAX_ATTEMPTS"] = str(config["max_attempts"])
 
 PROFILE = config["profile"]
 RESULTS = Path(config["results"]) / PROFILE
+LOGS = Path(config["results"]) / "logs" / PROFILE      # each job's own log (Snakemake's log:)
 try:                                                       # each validated before anything runs
     PAPERS = {name: load_paper(name) for name in config["papers"]}
 except ConfigError as exc:
@@ -197,18 +198,24 @@ rule trial:
     resources: trial_lanes=lambda w: 0 if per_core(w.paper, w.cell) else 1
     # A real-time trial whose last attempt failed its checks is measured again by the next run:
     # this value changes exactly then (testbed/attempts.py), and Snakemake reruns on a changed param.
-    params: retry=lambda w: attempts.retry_key(RESULTS / w.paper / w.cell / f"trial-{w.k}")
+    params: retry=lambda w: attempts.retry_key(RESULTS / w.paper / w.cell / f"trial-{w.k}"), profile=PROFILE
+    # The runner's stderr (its notices, attempts and errors; the trial's own log is trial.log in its
+    # folder); its one-line outcome and the progress line stay on the terminal. PY is the venv's
+    # interpreter, not a parameter: a checkout moved elsewhere must not rerun every trial.
+    log: str(LOGS / "{paper}" / "{cell}" / "trial-{k}.log")
     shell:
         "{PY:q} -m tcprepro trial --paper {wildcards.paper:q} --cell {wildcards.cell:q} "
-        "--trial {wildcards.k:q} --profile {PROFILE:q} --out {output:q}"
+        "--trial {wildcards.k:q} --profile {params.profile:q} --out {output:q} 2> {log:q}"
 
 
 # Every core the run has (Snakemake caps threads at --cores); not workflow.cores, which a run
 # without --cores (a --report, a --dry-run) cannot evaluate.
 rule uml_kernel:
     output: UML_KERNEL
+    log: str(Path(config["results"]) / "logs" / "uml_kernel.log")
+    message: "Building the virtual-time lane's kernel once (about 5 minutes on 2 cores; log: {log})"
     threads: os.cpu_count() or 1
-    shell: "{PY:q} -m testbed.uml_kernel build --jobs {threads}"
+    shell: "{PY:q} -m testbed.uml_kernel build --jobs {threads} 2> {log:q}"
 
 
 # A simulation model of sim/<dir>/, compiled into build/<dir>/ (sim/build.py; reused while up to date).
@@ -216,7 +223,8 @@ rule sim_binary:
     input: lambda w: [f"sim/{w.dir}/{src}" for src in SIM_MODELS[w.model].sources]
     output: "build/{dir}/{model}"
     wildcard_constraints: model="|".join(SIM_MODELS) or "(?!)"
-    shell: "{PY:q} -m sim.build {wildcards.model:q}"
+    log: str(Path(config["results"]) / "logs" / "sim_binary-{dir}-{model}.log")
+    shell: "{PY:q} -m sim.build {wildcards.model:q} 2> {log:q}"
 
 
 # What a cell or a paper's figures are made with besides their inputs: the analysis and figure code
@@ -254,11 +262,13 @@ rule figures:
     wildcard_constraints: paper="|".join(FIGURED) or "(?!)"
     params: out=lambda w: FIGURES / w.paper / PROFILE, results=lambda w: RESULTS / w.paper,
             code=lambda w: code_digest(w.paper, "figures")
-    shell: "{PY:q} -m figures.{wildcards.paper} --profile {PROFILE:q} --results {params.results:q} --out {params.out:q}"
+    log: str(LOGS / "figures-{paper}.log")
+    shell: "{PY:q} -m figures.{wildcards.paper} --profile {PROFILE:q} --results {params.results:q} --out {params.out:q} 2> {log:q}"
 
 
 # Every paper's result set of this profile in one document (figures/report.py).
 rule report:
     input: [figure_dir(p) for p in FIGURED]
     output: report(str(REPORT), category="Scorecard and verdicts")
-    shell: "{PY:q} -m figures.report --profile {PROFILE:q} --figures {FIGURES:q}"
+    log: str(LOGS / "report.log")
+    shell: "{PY:q} -m figures.report --profile {PROFILE:q} --figures {FIGURES:q} 2> {log:q}"

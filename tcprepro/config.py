@@ -324,7 +324,7 @@ def load_workflow(path: Path | None = None) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
-    check_workflow(data, where=str(path))
+    check_workflow(data, where=str(path), papers_exist=False)   # a trial reads its defaults, not the paper list
     return data
 
 
@@ -334,7 +334,7 @@ def closest(word: str, known: list[str] | tuple[str, ...]) -> str:
     return f" (did you mean {near[0]!r}?)" if near else ""
 
 
-def check_workflow(config: Any, where: str = "the workflow config") -> None:
+def check_workflow(config: Any, where: str = "the workflow config", papers_exist: bool = True) -> None:
     """The merged workflow config (config/workflow.yaml, the profile's `config:`, `--config`) against
     config/schema/workflow.schema.yaml; raise ConfigError naming the field, where it may come from,
     and the fix. The Snakefile calls it first thing, so a bad value stops the run before any trial."""
@@ -355,7 +355,7 @@ def check_workflow(config: Any, where: str = "the workflow config") -> None:
         about = schema["properties"].get(top, {}).get("description", "")
         raise ConfigError(f"{source}: field '{name}': {err.message}" + (f" ({top}: {about})" if about else ""))
     unknown = [p for p in config["papers"] if not (paper_dir() / f"{p}.yaml").exists() or p in NOT_PAPERS]
-    if unknown:
+    if unknown and papers_exist:
         names = paper_names()
         raise ConfigError(f"{source}: field 'papers': no paper {unknown[0]!r}{closest(unknown[0], names)}; "
                           f"papers are: {', '.join(names)}")
