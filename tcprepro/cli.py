@@ -139,6 +139,22 @@ def archive(ns: argparse.Namespace) -> int:
         return 2
 
 
+@command("check-config", "check config files before a run: a paper's config/<paper>.yaml, or a file for "
+         "`snakemake --configfile` (Snakemake reports its YAML errors without the line: this names it)",
+         arg("files", nargs="+", type=Path, metavar="FILE", help="YAML files to check"))
+def check_config(ns: argparse.Namespace) -> int:
+    from tcprepro.config import ConfigError, check_config_file
+
+    status = 0
+    for path in ns.files:
+        try:
+            print(f"ok: {check_config_file(path)}")
+        except (ConfigError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            status = 2
+    return status
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tcprepro", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

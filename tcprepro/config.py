@@ -282,10 +282,7 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
     if not path.exists():
         raise ConfigError(f"no paper config {path}; known papers: {', '.join(paper_names())}")
     raw = path.read_bytes()
-    try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    data = _parse_yaml(raw, path)
     schema = _schema()
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
@@ -320,12 +317,36 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
 def load_workflow(path: Path | None = None) -> dict[str, Any]:
     """config/workflow.yaml as checked by check_workflow (the defaults a run starts from)."""
     path = path or CONFIG_DIR / "workflow.yaml"
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    data = _parse_yaml(path.read_bytes(), path)
     check_workflow(data, where=str(path), papers_exist=False)   # a trial reads its defaults, not the paper list
     return data
+
+
+def _parse_yaml(raw: bytes, path: Path) -> Any:
+    """YAML, or a ConfigError naming the file, line and column of the first error."""
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+
+
+def check_config_file(path: Path) -> str:
+    """Check one config file before a run: a paper config (it has `paper:`) as load_paper does, any
+    other YAML as a workflow config file (`snakemake --configfile`, which Snakemake parses before
+    the workflow's code runs and reports without the line), merged over config/workflow.yaml.
+    Returns what was checked; raises ConfigError."""
+    data = _parse_yaml(path.read_bytes(), path)
+    if isinstance(data, dict) and "paper" in data:
+        cfg = load_paper(path.resolve())
+        return f"{path}: paper {cfg.name}, {len(cfg.cells_by_id)} cells"
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config file holds keys at its top level")
+    defaults = _parse_yaml((CONFIG_DIR / "workflow.yaml").read_bytes(), CONFIG_DIR / "workflow.yaml")
+    check_workflow({**defaults, **data}, where=str(path))
+    return f"{path}: workflow config, keys {', '.join(data) or '(none)'}"
 
 
 def closest(word: str, known: list[str] | tuple[str, ...]) -> str:
@@ -334,13 +355,13 @@ def closest(word: str, known: list[str] | tuple[str, ...]) -> str:
     return f" (did you mean {near[0]!r}?)" if near else ""
 
 
-def check_workflow(config: Any, where: str = "the workflow config", papers_exist: bool = True) -> None:
+def check_workflow(config: Any, where: str | None = None, papers_exist: bool = True) -> None:
     """The merged workflow config (config/workflow.yaml, the profile's `config:`, `--config`) against
     config/schema/workflow.schema.yaml; raise ConfigError naming the field, where it may come from,
     and the fix. The Snakefile calls it first thing, so a bad value stops the run before any trial."""
     schema = yaml.safe_load(WORKFLOW_SCHEMA_PATH.read_text())
     fields = list(schema["properties"])
-    source = f"{where} (config/workflow.yaml, the profile's config: or --config)"
+    source = where or "the workflow config (config/workflow.yaml, the profile's config: or --config)"
     if not isinstance(config, dict):
         raise ConfigError(f"{source}: not a mapping of keys to values")
     for key in config:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tcprepro.config import CONFIG_DIR, ConfigError, check_workflow, load_workflow
+from tcprepro.config import CONFIG_DIR, ConfigError, check_config_file, check_workflow, load_workflow
 from testbed.run import max_attempts
 
 
@@ -45,3 +45,20 @@ def test_attempts_below_one_are_refused_wherever_they_come_from(monkeypatch) -> 
     monkeypatch.setenv("TCPREPRO_MAX_ATTEMPTS", "-1")
     with pytest.raises(ConfigError, match="TCPREPRO_MAX_ATTEMPTS: '-1'"):
         max_attempts(None)
+
+
+def test_a_config_file_s_yaml_error_is_named_by_line(tmp_path) -> None:
+    """Snakemake parses `--configfile` before the workflow runs and names neither file nor line:
+    `tcprepro check-config` does."""
+    from tcprepro.cli import main
+
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("profile: quick\npapers: [wlan\nlanes: 2\n")
+    out_of_range = tmp_path / "lanes.yaml"
+    out_of_range.write_text("lanes: 0\n")
+    with pytest.raises(ConfigError, match=rf"^{bad}:3:6: not valid YAML: expected ',' or ']'"):
+        check_config_file(bad)
+    with pytest.raises(ConfigError, match=rf"^{out_of_range}: field 'lanes': 0 is less than the minimum of 1"):
+        check_config_file(out_of_range)
+    assert check_config_file(CONFIG_DIR / "collateral.yaml").endswith("paper collateral, 18 cells")
+    assert main(["check-config", str(bad), str(CONFIG_DIR / "collateral.yaml")]) == 2
