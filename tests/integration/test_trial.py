@@ -105,23 +105,6 @@ def test_signal_midway_leaves_nothing(tmp_path, host_env, nothing_left_behind, s
     assert not out.exists() and not out.with_name("trial-1.partial").exists()
 
 
-def test_sigkill_midway_is_swept(tmp_path, host_env, nothing_left_behind):
-    """kill -9 runs no handler: processes die by their parent-death signal, namespaces with their
-    last process, and the sweep removes the tracefs instance and the partial directory."""
-    results = tmp_path / "results"
-    out = results / "smoke" / "hostnet" / "r1000" / "trial-1"
-    proc = subprocess.Popen(trial_cmd("hostnet", "r1000", out), env=host_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    _wait_for_traffic(out)
-    proc.kill()
-    proc.wait()
-    time.sleep(2)   # parent-death signals and shell hang-ups take effect
-    from testbed.cleanup import sweep
-    removed = sweep(results=results, quiet=True)
-    assert any("partial trial" in r for r in removed)
-    assert not out.with_name("trial-1.partial").exists()
-
-
 def wait_for_set_up(out: Path, timeout: float = 60) -> None:
     """Until the trial has built its namespaces and links and not yet shaped them."""
     log = out.with_name(out.name + ".partial") / "trial.log"
@@ -133,16 +116,20 @@ def wait_for_set_up(out: Path, timeout: float = 60) -> None:
     raise AssertionError("the trial never built its network")
 
 
-def test_sigkill_during_set_up_is_swept(tmp_path, host_env, nothing_left_behind):
-    """kill -9 while namespaces, veths and qdiscs are being made: the same guarantees as mid-traffic."""
+@pytest.mark.parametrize("when", ["set-up", "traffic"])
+def test_sigkill_is_swept(tmp_path, host_env, nothing_left_behind, when):
+    """kill -9 runs no handler, while namespaces, veths and qdiscs are being made or while traffic
+    runs: processes die by their parent-death signal, namespaces with their last process, and the
+    sweep removes the tracefs instance and the partial directory."""
     results = tmp_path / "results"
     out = results / "smoke" / "hostnet" / "r1000" / "trial-1"
     proc = subprocess.Popen(trial_cmd("hostnet", "r1000", out), env=host_env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    wait_for_set_up(out)
+    wait_for_set_up(out) if when == "set-up" else _wait_for_traffic(out)
     proc.kill()
     proc.wait()
-    assert "started receivers" not in out.with_name("trial-1.partial").joinpath("trial.log").read_text()
+    started = "started receivers" in out.with_name("trial-1.partial").joinpath("trial.log").read_text()
+    assert started == (when == "traffic")
     time.sleep(2)   # parent-death signals and shell hang-ups take effect
     from testbed.cleanup import sweep
     removed = sweep(results=results, quiet=True)

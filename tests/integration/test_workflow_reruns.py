@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,8 @@ pytestmark = pytest.mark.skipif(not build.NS3_HEADER.exists(), reason="needs lib
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
-def test_a_config_change_reruns_the_aggregation_not_the_trials(tmp_path: Path) -> None:
+def short_wlan_workflow(tmp_path: Path) -> tuple[Path, Path, Callable[..., str]]:
+    """(papers folder, results folder, run) for the short simulated paper; run(*extra) returns the output."""
     papers, results = tmp_path / "papers", tmp_path / "results"
     papers.mkdir()
     shutil.copy(PAPERS / "wlanshort.yaml", papers / "wlanshort.yaml")
@@ -32,6 +34,11 @@ def test_a_config_change_reruns_the_aggregation_not_the_trials(tmp_path: Path) -
         assert proc.returncode == 0, proc.stderr[-3000:]
         return proc.stdout + proc.stderr
 
+    return papers, results, snakemake
+
+
+def test_a_config_change_reruns_the_aggregation_not_the_trials(tmp_path: Path) -> None:
+    papers, results, snakemake = short_wlan_workflow(tmp_path)
     snakemake()
     trial = results / "smoke" / "wlanshort" / "dl2-ul2-fifo" / "trial-1" / "summary.json"
     made = trial.stat().st_mtime
@@ -54,18 +61,7 @@ def test_a_trial_whose_last_attempt_failed_on_a_real_time_lane_is_measured_again
 
     from testbed import attempts
 
-    papers, results = tmp_path / "papers", tmp_path / "results"
-    papers.mkdir()
-    shutil.copy(PAPERS / "wlanshort.yaml", papers / "wlanshort.yaml")
-    env = {**os.environ, "TCPREPRO_PAPER_DIR": str(papers)}
-
-    def snakemake(*extra: str) -> str:
-        cmd = [SNAKEMAKE, "--cores", "2", "--directory", str(CHECKOUT), "--snakefile", str(CHECKOUT / "Snakefile"),
-               "--config", "papers=[wlanshort]", f"results={results}", "profile=smoke", *extra]
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        return proc.stdout + proc.stderr
-
+    _, results, snakemake = short_wlan_workflow(tmp_path)
     snakemake()
     trial = results / "smoke" / "wlanshort" / "dl2-ul2-fifo" / "trial-1"
     summary = json.loads((trial / "summary.json").read_text())
