@@ -1,11 +1,11 @@
 # tcprepro: every paper's tables, figures and verdicts from one `docker run`.
 #
-#   docker build -t tcprepro .
-#   docker run --privileged -v "$PWD/results:/repro/results" -v "$PWD/figures:/repro/figures" tcprepro [smoke|quick|full]
+#   docker build -t tcprepro .      (scripts/docker-image: the same on a machine with nothing ready)
+#   docker run --rm -v "$PWD/results:/repro/results" -v "$PWD/figures:/repro/figures" tcprepro [smoke|quick|full]
 #
 # The code lives in /opt/tcprepro; a run writes only under /repro (results/, figures/), so mounting
-# those two folders hides nothing the workflow needs. README.md ("Docker") says what --privileged is
-# for and which smaller set of capabilities also works.
+# those two folders hides nothing the workflow needs. The default lanes need no privilege at all;
+# docs/usage.md ("Docker") says what the host-kernel lane would need.
 FROM debian:bookworm-slim
 
 ENV DEBIAN_FRONTEND=noninteractive \

@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV  := .venv
 PY    := $(VENV)/bin/python
 SNAKE := $(VENV)/bin/snakemake
-STAMP := $(VENV)/.installed-$(shell sha256sum requirements.lock 2>/dev/null | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml 2>/dev/null | sha256sum | cut -c1-12)
 CORES ?= all
 
 .PHONY: deps quick reproduce restore smoke test unit lint doctor clean-stale vm-stop html-report image help \
@@ -27,12 +27,13 @@ deps: $(STAMP)
 	@scripts/install-system
 
 # The venv sees Debian's python3 site-packages: that is where Mininet lives.
-$(STAMP): requirements.lock
+$(STAMP): requirements.lock pyproject.toml
 	@scripts/install-system
 	@test -x $(PY) || /usr/bin/python3 -m venv --system-site-packages $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
-	@# the checkout itself is on the venv's path (no build step: the packages are plain folders)
-	@echo $(CURDIR) > $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tcprepro-checkout.pth
+	@# the project itself, editable: its packages import from the checkout, `tcprepro` is on the venv's PATH
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@rm -f $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tcprepro-checkout.pth
 	@rm -f $(VENV)/.installed-* && touch $@
 
 quick: deps

@@ -62,9 +62,13 @@ def doctor(ns: argparse.Namespace) -> int:
         return 2
 
 
-@command("trial", "run one trial of one cell (on the host kernel, or in the VM where the host lacks something)",
-         arg("--paper", required=True), arg("--cell", required=True),
-         arg("--trial", type=int, required=True), arg("--profile", default="quick"),
+@command("trial", "run one trial of one cell on the lane `doctor` places it on (virtual-time UML guest, this "
+         "kernel, or the VM), or in the ns-3 model for a simulated paper",
+         arg("--paper", required=True, help="a paper in config/ (config/<paper>.yaml)"),
+         arg("--cell", required=True, help="a cell id of that paper's matrix"),
+         arg("--trial", type=int, required=True, help="the trial number, from 1 (it seeds the trial's variation)"),
+         arg("--profile", default="quick", choices=["smoke", "quick", "full"],
+             help="whose trial length (default: quick)"),
          arg("--out", type=Path, required=True, help="the trial directory to write"),
          arg("--max-attempts", type=int, default=None,
              help="runs of a trial whose fidelity checks fail (default: $TCPREPRO_MAX_ATTEMPTS, "
@@ -82,7 +86,8 @@ def cleanup(ns: argparse.Namespace) -> int:
 
 
 @command("vm", "the VM lane: status, or stop it",
-         arg("action", choices=["status", "stop"]), arg("--quiet", action="store_true"),
+         arg("action", choices=["status", "stop"], help="status: the running VM and its jobs; stop: power it off"),
+         arg("--quiet", action="store_true", help="print nothing when stopping"),
          arg("--if-idle", action="store_true", help="stop only if no job runs (another workflow may use it)"))
 def vm(ns: argparse.Namespace) -> int:
     from testbed import vm as lane
@@ -115,7 +120,8 @@ def diff(ns: argparse.Namespace) -> int:
 
 @command("archive", "the committed raw trials (data/<profile>/<paper>/): pack finished trials of results/ "
          "into it, restore them into results/, or show how much of each paper's run it holds",
-         arg("action", choices=["pack", "restore", "status"]),
+         arg("action", choices=["pack", "restore", "status"],
+             help="pack: finished trials into data/; restore: data/ into results/; status: what data/ holds"),
          arg("--profile", default="full", help="whose trials (default: full, the reference runs)"),
          arg("--paper", action="append", metavar="P",
              help="a paper in config/ (repeatable; default: all)"))
@@ -156,7 +162,8 @@ def check_config(ns: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tcprepro", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="tcprepro", description="tcprepro: one entry point for every command "
+                                     "a user or a workflow rule runs (also `python -m tcprepro`)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for cmd in COMMANDS.values():
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
