@@ -1,0 +1,122 @@
+# Helpers every rule reads: the cells a run selects, where each trial runs, the inputs of trials,
+# cells and figures, and the code digests that rerun the aggregation when its code changes.
+
+# `--config cells='*-rtt50-*,htcp-rtt100-f1'` runs only the cells matching these globs.
+ONLY = [g.strip() for g in str(config.get("cells") or "").split(",") if g.strip()]
+
+
+def selected_cells(paper):
+    cells = [c.cell_id for c in PAPERS[paper].cells(PROFILE)]
+    return [c for c in cells if not ONLY or any(fnmatch(c, g) for g in ONLY)]
+
+
+if ONLY and not any(selected_cells(p) for p in PAPERS):
+    raise WorkflowError(f"--config cells={config['cells']}: no cell of profile {PROFILE} matches; cells are "
+                        + ", ".join(c.cell_id for p in PAPERS for c in PAPERS[p].cells(PROFILE)))
+
+
+def trial_dirs(paper, cell=None):
+    n = PAPERS[paper].profile(PROFILE)["trials"]
+    cells = selected_cells(paper) if cell is None else [cell]
+    return [str(RESULTS / paper / c / f"trial-{k}") for c in cells for k in range(1, n + 1)]
+
+
+def cell_files(paper):
+    return [str(RESULTS / paper / c / "cell.json") for c in selected_cells(paper)]
+
+
+@cache
+def lanes_of(paper):
+    """{cell: lane} of a measured paper (testbed/doctor.py: uml, host or vm; None where it cannot
+    run, which its trials then report). Simulated papers run on the host: "sim"."""
+    if PAPERS[paper].simulated:
+        return {c.cell_id: "sim" for c in PAPERS[paper].cells(PROFILE)}
+    from testbed import doctor
+    try:
+        plan = doctor.plan(paper, PROFILE, survey=SURVEY())
+    except Exception as exc:           # placement is the trial's own check too; it will say why
+        print(f"[plan] {paper}: placement failed ({exc}); each trial checks again", file=sys.stderr)
+        return {}
+    return {c.cell_id: c.where for c in plan.cells}
+
+
+@cache
+def SURVEY():
+    from testbed import doctor
+    ccs = {n.removeprefix("cc:") for p in PAPERS if not PAPERS[p].simulated
+           for c in PAPERS[p].cells_by_id.values() for n in doctor.needs(c.scenario) if n.startswith("cc:")}
+    return doctor.take_survey(ccs=ccs)
+
+
+def lane(paper, cell):
+    return lanes_of(paper).get(cell)
+
+
+# The UML lane's kernel, built once per definition (testbed/uml_kernel.py; its cache key is in the
+# path). Trials take it as ancient(): a trial already measured is not rerun for a rebuilt kernel
+# (its provenance names the kernel it ran on), as for the VM lane's kernel.
+UML_KERNEL = str((uml_kernel.kernel_dir() / "linux").relative_to(Path(workflow.basedir)))
+
+
+def uml_binary(paper, cell):
+    return [ancient(UML_KERNEL)] if lane(paper, cell) == "uml" else []
+
+
+def sim_binary(paper):
+    """A simulated paper's trials run its model, compiled by rule sim_binary (again when its sources change)."""
+    if not PAPERS[paper].simulated:
+        return []
+    m = SIM_MODELS[PAPERS[paper].data["scenario"]["model"]]
+    return [f"build/{m.directory}/{m.name}"]
+
+
+def per_core(paper, cell):
+    """Simulated and virtual-time trials are CPU work from start to end: one core each, no lane.
+    A real-time trial mostly waits (on the VM, or on traffic): no core, one lane."""
+    return lane(paper, cell) in ("sim", "uml")
+
+
+# Figure packages are code (figures/<paper>/__main__.py); what they draw goes to config `figures`
+# (default figures/, the docker image's /repro/figures), so that folder can be a mount.
+FIGURE_CODE = Path(workflow.basedir) / "figures"
+FIGURES = Path(config.get("figures") or "figures")
+
+
+def fig2_trial():
+    """Figure 2 draws one trial of its own cell, run whenever the profile has that cell."""
+    from figures.collateral import FIG2_CELL
+    in_profile = FIG2_CELL in [c.cell_id for c in PAPERS["collateral"].cells(PROFILE)]
+    return [str(RESULTS / "collateral" / FIG2_CELL / "trial-1")] if in_profile else []
+
+
+# Papers with a figure package (figures/<paper>/__main__.py): the small test papers have none.
+FIGURED = [p for p in PAPERS if (FIGURE_CODE / p / "__main__.py").exists()]
+
+
+def figure_inputs(paper):
+    """A paper's figures read its cells, and Collateral Damage's Figure 2 one trial of its own."""
+    return cell_files(paper) + (fig2_trial() if paper == "collateral" else [])
+
+
+REPORT = FIGURES / ("REPORT.md" if PROFILE == "full" else f"REPORT-{PROFILE}.md")
+
+
+def figure_dir(paper):
+    return str(FIGURES / paper / PROFILE)
+
+
+# What a cell or a paper's figures are made with besides their inputs: the analysis and figure code
+# and the paper's config. Given as a rule parameter, a change of it reruns the rule (Snakemake's
+# params trigger, which compares with what it recorded when it made the output; an output it has no
+# record of, such as committed reference figures in a fresh clone, is left alone).
+CODE = {"cell": ["analysis/*.py"], "figures": ["analysis/*.py", "figures/*.py", "figures/{paper}/**/*.py"]}
+
+
+@cache
+def code_digest(paper, step):
+    base = Path(workflow.basedir)
+    files = sorted({f for g in CODE[step] for f in base.glob(g.format(paper=paper))}) + [PAPERS[paper].path]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]

@@ -1,0 +1,20 @@
+# Tables, figures, verdicts and the report of every paper.
+
+# Every table, figure and verdict of one paper: figures/<paper>/<profile>/ (figures/<paper>/__main__.py),
+# regenerated whole (Snakemake empties a directory output first, so no stale figure survives).
+rule figures:
+    input: lambda w: figure_inputs(w.paper)
+    output: report(directory(str(FIGURES / "{paper}" / PROFILE)), patterns=["{name}.png"], category="{paper}")
+    wildcard_constraints: paper="|".join(FIGURED) or "(?!)"
+    params: out=lambda w: FIGURES / w.paper / PROFILE, results=lambda w: RESULTS / w.paper,
+            code=lambda w: code_digest(w.paper, "figures")
+    log: str(LOGS / "figures-{paper}.log")
+    shell: "{PY:q} -m figures.{wildcards.paper} --profile {PROFILE:q} --results {params.results:q} --out {params.out:q} 2> {log:q}"
+
+
+# Every paper's result set of this profile in one document (figures/report.py).
+rule report:
+    input: [figure_dir(p) for p in FIGURED]
+    output: report(str(REPORT), category="Scorecard and verdicts")
+    log: str(LOGS / "report.log")
+    shell: "{PY:q} -m figures.report --profile {PROFILE:q} --figures {FIGURES:q} 2> {log:q}"

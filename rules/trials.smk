@@ -1,0 +1,47 @@
+# Trials (measured or simulated), what they run on (the UML kernel, the ns-3 model), and cells.
+
+rule trial:
+    input: lambda w: sim_binary(w.paper) + uml_binary(w.paper, w.cell)
+    output: directory(str(RESULTS / "{paper}" / "{cell}" / "trial-{k}"))
+    wildcard_constraints: paper="|".join(PAPERS) or "(?!)", cell=CELL_ID.pattern, k=r"\d+"
+    threads: lambda w: 1 if per_core(w.paper, w.cell) else 0
+    resources: trial_lanes=lambda w: 0 if per_core(w.paper, w.cell) else 1
+    # A real-time trial whose last attempt failed its checks is measured again by the next run:
+    # this value changes exactly then (testbed/attempts.py), and Snakemake reruns on a changed param.
+    params: retry=lambda w: attempts.retry_key(RESULTS / w.paper / w.cell / f"trial-{w.k}"), profile=PROFILE
+    # The runner's stderr (its notices, attempts and errors; the trial's own log is trial.log in its
+    # folder); its one-line outcome and the progress line stay on the terminal. PY is the venv's
+    # interpreter, not a parameter: a checkout moved elsewhere must not rerun every trial.
+    log: str(LOGS / "{paper}" / "{cell}" / "trial-{k}.log")
+    shell:
+        "{PY:q} -m tcprepro trial --paper {wildcards.paper:q} --cell {wildcards.cell:q} "
+        "--trial {wildcards.k:q} --profile {params.profile:q} --out {output:q} 2> {log:q}"
+
+
+# Every core the run has (Snakemake caps threads at --cores); not workflow.cores, which a run
+# without --cores (a --report, a --dry-run) cannot evaluate.
+rule uml_kernel:
+    output: UML_KERNEL
+    log: str(Path(config["results"]) / "logs" / "uml_kernel.log")
+    message: "Building the virtual-time lane's kernel once (about 5 minutes on 2 cores; log: {log})"
+    threads: os.cpu_count() or 1
+    shell: "{PY:q} -m testbed.uml_kernel build --jobs {threads} 2> {log:q}"
+
+
+# A simulation model of sim/<dir>/, compiled into build/<dir>/ (sim/build.py; reused while up to date).
+rule sim_binary:
+    input: lambda w: [f"sim/{w.dir}/{src}" for src in SIM_MODELS[w.model].sources]
+    output: "build/{dir}/{model}"
+    wildcard_constraints: model="|".join(SIM_MODELS) or "(?!)"
+    log: str(Path(config["results"]) / "logs" / "sim_binary-{dir}-{model}.log")
+    shell: "{PY:q} -m sim.build {wildcards.model:q} 2> {log:q}"
+
+
+rule cell:
+    input: lambda w: trial_dirs(w.paper, w.cell)
+    output: str(RESULTS / "{paper}" / "{cell}" / "cell.json")
+    params: code=lambda w: code_digest(w.paper, "cell")
+    run:
+        from analysis.aggregate import write_cell
+        expected = PAPERS[wildcards.paper].profile(PROFILE)["trials"]
+        write_cell(Path(output[0]).parent, expected_trials=expected, trial_dirs=list(input))
