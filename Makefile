@@ -15,7 +15,7 @@ help:
 	@echo "make restore    unpack the committed full-run trials (data/) into results/full/"
 	@echo "make smoke      one cell per paper, a few minutes"
 	@echo "make test       the test suite (what CI runs)"
-	@echo "make unit       the unit tests and lint only (under a minute)"
+	@echo "make unit       the unit tests and lint (ruff, mypy) only, under a minute"
 	@echo "make doctor     what this kernel can run, and the fix for what it cannot"
 	@echo "make html-report PROFILE=quick   figures/report-<profile>.html, every figure embedded"
 	@echo "make image      the docker image (tag tcprepro), with the engine and base image it needs"
@@ -54,6 +54,7 @@ unit: deps lint
 
 lint: deps
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 doctor: deps
 	$(PY) -m tcprepro doctor

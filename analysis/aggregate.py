@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from analysis.numbers import finite
+
 CELL_SCHEMA = "tcprepro.cell/1"
 PAPER_TRIALS = 5  # trials per cell in the papers
 
@@ -100,15 +102,11 @@ def _aggregate_metrics(summaries: list[dict[str, Any]]) -> dict[str, dict[str, A
         names.extend(k for k in s.get("metrics", {}) if k not in names)
     out = {}
     for name in names:
-        pairs = [(s["trial"], s["metrics"][name]) for s in summaries if _finite(s["metrics"].get(name))]
+        pairs = [(s["trial"], s["metrics"][name]) for s in summaries if finite(s["metrics"].get(name))]
         if pairs:
             out[name] = {"trials": [t for t, _ in pairs], "values": [v for _, v in pairs]}
             out[name] |= trimmed_stats([v for _, v in pairs])
     return out
-
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _trial_number(td: Path) -> int | None:

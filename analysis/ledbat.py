@@ -138,8 +138,8 @@ def mean_jain(flows: list[Flow], bin_s: float = BIN_S) -> float | None:
     n = min(len(f.rate_mbit) for f in flows)
     rates = np.array([f.rate_mbit[:n] for f in flows])
     active = np.array([active_bins(f, n, bin_s) for f in flows])
-    values = [jain_index(rates[active[:, k], k]) for k in range(n) if active[:, k].sum() >= 2]
-    values = [v for v in values if v is not None]
+    indices = [jain_index(rates[active[:, k], k]) for k in range(n) if active[:, k].sum() >= 2]
+    values = [v for v in indices if v is not None]
     return float(np.mean(values)) if values else None
 
 
@@ -157,10 +157,10 @@ def share_while_both(a: Flow, b: Flow, bin_s: float = BIN_S, settled: float = 0.
 
 def sum_rate_mbit(flows: list[Flow]) -> float | None:
     """The paper's Fig 5 mean sum rate: all bytes over first start to last completion."""
-    done = [f.done_s for f in flows]
-    if not flows or any(d is None for d in done):
+    done = [f.done_s for f in flows if f.done_s is not None]
+    if not flows or len(done) < len(flows):
         return None
-    span = max(done) - min(f.start_s for f in flows)    # type: ignore[type-var]
+    span = max(done) - min(f.start_s for f in flows)
     return sum(f.bytes for f in flows) * 8 / span / 1e6 if span > 0 else None
 
 

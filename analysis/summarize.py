@@ -19,6 +19,7 @@ import pandas as pd
 from analysis import metrics as m
 from analysis import parsers as p
 from analysis import validate
+from analysis.numbers import number
 
 SUMMARY_SCHEMA = "tcprepro.summary/1"
 # The Collateral Damage paper counts queue-full events over 60 s in the middle of each trial.
@@ -67,7 +68,7 @@ def summarize_trial(trial_dir: Path | str) -> dict[str, Any]:
     _summarize_voip(d, voip, acc, window)
     _summarize_qdisc(d, spec, prov, acc, window)
     return summary_document(spec, acc.invalid, acc.warnings, acc.metrics, acc.flows,
-                            {k: v for k, v in (prov.get("timing") or {}).items() if _is_num(v)})
+                            {k: v for k, v in (prov.get("timing") or {}).items() if number(v)})
 
 
 def summary_document(spec: dict[str, Any], invalid: list[str], warnings: list[str], metrics: dict[str, Any],
@@ -105,7 +106,7 @@ def measurement_window(spec: dict[str, Any], prov: dict[str, Any]) -> tuple[floa
     """[t0, t0 + duration]: the nominal trial. What generators do while starting and exiting falls
     outside it (under QEMU TCG their CPU bursts can stall the emulated link for a moment)."""
     t0, duration = prov.get("t0_monotonic"), spec.get("duration_s")
-    if _is_num(t0) and _is_num(duration):
+    if number(t0) and number(duration):
         return float(t0), float(t0) + float(duration)
     return None, None
 
@@ -115,17 +116,13 @@ def voip_in_window(log: p.VoipLog, window: tuple[float | None, float | None]) ->
     (slot = schedule_start + seq * interval, so lost packets are placed too)."""
     t_from, t_to = window
     start, interval = log.meta.get("schedule_start"), log.meta.get("interval_ms")
-    if t_from is None or not _is_num(start) or not _is_num(interval):
+    if t_from is None or t_to is None or not number(start) or not number(interval):
         return log.packets, log.sent
     slots = float(start) + np.arange(log.sent) * float(interval) / 1000.0
     inside = (slots >= t_from) & (slots <= t_to)
     pk = log.packets
     pk_slots = float(start) + pk["seq"].to_numpy() * float(interval) / 1000.0
     return pk[(pk_slots >= t_from) & (pk_slots <= t_to)], int(inside.sum())
-
-
-def _is_num(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 def _load_provenance(d: Path, acc: _Acc) -> dict[str, Any]:
@@ -332,7 +329,7 @@ def _summarize_qdisc(d: Path, spec: dict[str, Any], prov: dict[str, Any], acc: _
         acc.invalid.append("qdisc.csv has no samples")
         return
     t0 = prov.get("t0_monotonic")
-    t0 = float(t0) if _is_num(t0) else float(q["t"].min())
+    t0 = float(t0) if number(t0) else float(q["t"].min())
     duration = float(spec.get("duration_s") or (q["t"].max() - t0))
     w = min(QUEUE_EVENT_WINDOW_S, duration)
     mid_from, mid_to = t0 + (duration - w) / 2, t0 + (duration + w) / 2

@@ -67,8 +67,8 @@ def ack_samples(tcpdump_lines: Iterable[str], receiver: str, t_offset_s: float) 
         rows.setdefault(port, []).append((float(m["t"]) - t_offset_s, owd - (1 << 32) if owd >= 1 << 31 else owd))
     out = {}
     for port, r in rows.items():
-        t, owd = np.array([x[0] for x in r]), np.array([x[1] for x in r], dtype=float)
-        out[port] = Samples(t, owd - owd.min())
+        times, delays = np.array([x[0] for x in r]), np.array([x[1] for x in r], dtype=float)
+        out[port] = Samples(times, delays - delays.min())
     return out
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analysis.aggregate import trimmed_stats
+from analysis.numbers import finite
 
 MIN_TRIALS = 3                  # valid trials a cell needs for a noise estimate (and a trimmed mean)
 OUTCOMES = ("held", "failed", "indistinguishable", "missing")
@@ -63,7 +64,7 @@ def measure(cell: dict[str, Any] | None, metric: str) -> Measure | None:
         return Measure.of_values(list(vals.values()))
     agg = ((cell or {}).get("metrics") or {}).get(metric) or {}
     mean = agg.get("mean")
-    if not _finite(mean):
+    if not finite(mean):
         return None
     # a cell with its statistic but not its trials' values (a committed table read back): no noise
     return Measure(float(mean), None, int(agg.get("n") or (cell or {}).get("n_valid") or 0))
@@ -73,14 +74,14 @@ def trial_values(cell: dict[str, Any] | None, metric: str) -> dict[int, float]:
     """{trial: value} of one metric of a cell (its valid trials that report it)."""
     agg = ((cell or {}).get("metrics") or {}).get(metric) or {}
     trials, values = agg.get("trials") or [], agg.get("values") or []
-    return {int(t): float(v) for t, v in zip(trials, values, strict=False) if _finite(v)}
+    return {int(t): float(v) for t, v in zip(trials, values, strict=False) if finite(v)}
 
 
 def per_trial(cell: dict[str, Any] | None, metrics: Sequence[str], fn: Callable[..., float | None]) -> Measure | None:
     """fn of several metrics of the same trial (paired by trial number), over the cell's trials."""
     columns = [trial_values(cell, m) for m in metrics]
     common = sorted(set.intersection(*(set(c) for c in columns))) if columns else []
-    out = [v for t in common if (v := fn(*(c[t] for c in columns))) is not None and _finite(v)]
+    out = [v for t in common if (v := fn(*(c[t] for c in columns))) is not None and finite(v)]
     return Measure.of_values(out) if out else None
 
 
@@ -91,10 +92,6 @@ def difference(a: Measure | None, b: Measure | None) -> Measure | None:
         return None
     noise = None if a.noise is None or b.noise is None else max(a.noise, b.noise)
     return Measure(a.value - b.value, noise, min(a.n, b.n))
-
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,7 +158,7 @@ def _noise_or_missing(where: str, text: str, *parts: Measure | float | None) -> 
                                         "committed table read back, its raw trials not archived)")
         return missing(where, text, f"no noise estimate: {n} valid trial{'s' if n != 1 else ''} "
                                     f"(needs {MIN_TRIALS})")
-    return max([0.0, *noises])          # type: ignore[list-item]
+    return max([0.0, *(x for x in noises if x is not None)])
 
 
 def _value(p: Measure | float) -> float:

@@ -10,10 +10,10 @@ sender's own interface queue), which the paper could only infer.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
+from analysis.numbers import finite
 from analysis.summarize import summary_document
 
 DIRECTIONS = ("down", "up")
@@ -144,10 +144,6 @@ def disagreements(raw: dict[str, Any], metrics: dict[str, float | None]) -> list
     return out
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def summarize(spec: dict[str, Any], raw: dict[str, Any], prov: dict[str, Any]) -> dict[str, Any]:
     """summary.json of a simulated trial (analysis/schemas/summary.schema.json)."""
     metrics = trial_metrics(raw)
@@ -173,7 +169,7 @@ def summarize(spec: dict[str, Any], raw: dict[str, Any], prov: dict[str, Any]) -
                       "data_sent": int(f["data_sent"]), "data_retx": int(f["data_retx"]),
                       "loss_prob": loss_probability(int(f["data_retx"]), int(f["data_sent"])),
                       "rto_events": int(f["rto_events"]), "recovery_events": int(f["recovery_events"])})
-    timing = {k: float(v) for k, v in (prov.get("timing") or {}).items() if _finite(v) and v >= 0}
+    timing = {k: float(v) for k, v in (prov.get("timing") or {}).items() if finite(v) and v >= 0}
     return summary_document(spec, invalid, warnings,
-                            {k: (int(v) if isinstance(v, int) else float(v)) for k, v in metrics.items() if _finite(v)},
+                            {k: (int(v) if isinstance(v, int) else float(v)) for k, v in metrics.items() if finite(v)},
                             flows, timing)

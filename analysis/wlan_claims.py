@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from analysis.numbers import finite
 from analysis.verdicts import (
     Comparison,
     Measure,
@@ -96,13 +97,9 @@ class Cells:
         out = []
         for mt in self.mts(scen, variant, q):
             agg = self.by_key[(scen, variant, q, mt)].get("metrics", {}).get(metric)
-            if agg and all(_finite(agg.get(k)) for k in ("mean", "min", "max")):
+            if agg and all(finite(agg.get(k)) for k in ("mean", "min", "max")):
                 out.append(Point(mt, float(agg["mean"]), float(agg["min"]), float(agg["max"])))
         return out
-
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _f(m: Measure | None, digits: int = 3) -> str:

@@ -178,7 +178,7 @@ def _release(name: str, hold: int) -> None:
 
 def sweep() -> list[str]:
     """Unload what tcprepro loaded and no live trial holds (left by a killed runner)."""
-    removed = []
+    removed: list[str] = []
     if not STATE_DIR.exists():
         return removed
     for f in sorted(STATE_DIR.glob("*.json")):

@@ -59,7 +59,8 @@ def rewrite_verdict_md(text: str, verdicts: list[Any], notice: str) -> str:
     """verdict.md with its claim sections replaced by the new ones (where the first of them stood),
     its scorecard sentence updated and the notice under the title; the rest as it was."""
     head, *sections = re.split(r"(?m)^(?=## )", text)
-    kept, at = [], None
+    kept: list[str] = []
+    at: int | None = None
     for s in sections:
         title = s.splitlines()[0][3:].strip()
         if title in CLAIM_SECTIONS:

@@ -70,8 +70,8 @@ def encode(text: str) -> str:
                 col.append("=" + value if prev is None else str(_seq_delta(seq, prev)))
             else:
                 col.append(value)
-    for name, values in cols.items():
-        if any("\n" in v for v in values):
+    for name, column in cols.items():
+        if any("\n" in v for v in column):
             raise CodecError(f"column {name} would hold a line break")
     meta = {"templates": list(templates), "columns": {n: len(v) for n, v in cols.items()}}
     return column_form.wrap(MAGIC, meta, cols.values())

@@ -332,8 +332,11 @@ def virtual_time_check(trial_dir: Path, spec: dict[str, Any], prov: dict[str, An
     if sampler is not None:
         worst["qdisc sampler grid"] = sampler
     endpoints = prov.get("endpoints") or {}
-    t0, offset = prov.get("t0_monotonic"), prov.get("realtime_minus_monotonic_s")
-    for pcap in sorted((trial_dir / "pcap").glob("*.pcap")) if t0 is not None and offset is not None else ():
+    t0: float | None = prov.get("t0_monotonic")
+    offset: float | None = prov.get("realtime_minus_monotonic_s")
+    pcaps = sorted((trial_dir / "pcap").glob("*.pcap")) if t0 is not None and offset is not None else []
+    for pcap in pcaps:
+        assert t0 is not None and offset is not None
         syns = first_syn_times(pcap)
         for f in (f for f in spec["flows"] if f["kind"] == "bulk"):
             port = (endpoints.get(f["id"]) or {}).get("port")

@@ -637,7 +637,7 @@ class _CancelFlag:
 
     def __init__(self) -> None:
         self.event = threading.Event()
-        self.signum = signal.SIGTERM
+        self.signum: int = signal.SIGTERM
         self.count = 0
 
     def _handle(self, signum: int, _frame: object) -> None:

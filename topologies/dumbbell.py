@@ -75,6 +75,8 @@ class QuietIntf(Intf):
     """An interface that records its address and leaves configuring it to its node (`Batched`):
     Mininet's own Intf runs one ifconfig per interface and setting."""
 
+    prefixLen: str | int | None
+
     def config(self, mac: str | None = None, ip: str | None = None, **params: Any) -> dict[str, Any]:
         if ip:
             self.ip, self.prefixLen = ip.split("/")

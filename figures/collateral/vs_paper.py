@@ -19,7 +19,8 @@ def main(run: Run) -> list[Path]:
         return []
     fig, axes = plt.subplots(1, len(PANELS), figsize=(4.2 * len(PANELS), 4))
     for ax, (tid, col, title) in zip(axes, PANELS, strict=True):
-        pts = [(r.paper[col], r.measured[col], r.params) for r in tabs[tid].rows if r.measured[col] is not None]
+        pts = [(paper, measured, r.params) for r in tabs[tid].rows
+               if (paper := r.paper[col]) is not None and (measured := r.measured[col]) is not None]
         for paper, measured, p in pts:
             st = style(p["cc"])
             ax.scatter(paper, measured, color=st["color"], marker=st["marker"], s=18 + 8 * p["flows"],

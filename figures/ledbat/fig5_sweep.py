@@ -30,7 +30,7 @@ def main(run: Run) -> list[Path]:
 
     spec = run.reference["sweep"]
     fig, ax = plt.subplots(figsize=(7, 4))
-    drawn, sizes = 0, set()
+    drawn, sizes = 0, set[float]()
     for cc in spec["ccs"]:
         for n, ls in LINESTYLES.items():
             pts = points(run, cc, n)
