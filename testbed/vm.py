@@ -79,7 +79,7 @@ class KernelImage:
 
 
 @dataclass(frozen=True)
-class LaneConfig:
+class VMConfig:
     """VM size and timeouts; every field can be set from the environment (see from_env)."""
 
     cpus: int = 2
@@ -91,7 +91,7 @@ class LaneConfig:
     banner_timeout: float = 45.0  # until the kernel prints its banner (catches non-kernels)
 
     @classmethod
-    def from_env(cls) -> LaneConfig:
+    def from_env(cls) -> VMConfig:
         env = os.environ
         d = cls()
         return cls(
@@ -106,7 +106,7 @@ class LaneConfig:
 
 
 @dataclass
-class LaneInfo:
+class VMInfo:
     """What lane.json records about the running VM (pid = process group of vng/qemu)."""
 
     pid: int
@@ -275,7 +275,7 @@ def host_boot_id() -> str:
         return ""
 
 
-def _alive(info: LaneInfo) -> bool:
+def _alive(info: VMInfo) -> bool:
     """The recorded VM runs: same host boot, and its pid names a process that started when it did
     (a bare pid may since have been given to an unrelated process)."""
     _reap_children()
@@ -285,7 +285,7 @@ def _alive(info: LaneInfo) -> bool:
     return st is not None and st[1] == info.start_ticks and st[0] not in "ZX"
 
 
-def _kill_lane_group(info: LaneInfo) -> None:
+def _kill_lane_group(info: VMInfo) -> None:
     """Kill what is left of a recorded VM's process group, and nothing else: not after the host
     rebooted, and not when its pid now names another process (Linux reuses no pid that still
     names a process group, so that group is the other process's own)."""
@@ -297,14 +297,14 @@ def _kill_lane_group(info: LaneInfo) -> None:
     _kill_group(info.pid)
 
 
-# ---------------------------------------------------------------- the lane
+# ---------------------------------------------------------------- the shared VM
 
 
-class Lane:
+class SharedVM:
     """One shared VM per checkout. Safe to use from several processes at once."""
 
     def __init__(self, checkout: Path | None = None, *, kernel: KernelImage | None = None,
-                 accel: str | None = None, config: LaneConfig | None = None) -> None:
+                 accel: str | None = None, config: VMConfig | None = None) -> None:
         self.checkout = Path(checkout or CHECKOUT).resolve()
         # Resolved: in the docker image results/ is a link to the /repro/results mount, and the
         # guest must get the real folder as its writable share.
@@ -313,7 +313,7 @@ class Lane:
         self.console = self.state / "console.log"
         self._kernel = kernel
         self._accel = accel
-        self.config = config or LaneConfig.from_env()
+        self.config = config or VMConfig.from_env()
 
     # -- state files
 
@@ -335,13 +335,13 @@ class Lane:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def _read_info(self) -> LaneInfo | None:
+    def _read_info(self) -> VMInfo | None:
         try:
-            return LaneInfo(**json.loads((self.state / "lane.json").read_text()))
+            return VMInfo(**json.loads((self.state / "lane.json").read_text()))
         except (OSError, ValueError, TypeError):
             return None
 
-    def _write_info(self, info: LaneInfo) -> None:
+    def _write_info(self, info: VMInfo) -> None:
         tmp = self.state / ".lane.json.tmp"
         tmp.write_text(json.dumps(asdict(info)))
         os.replace(tmp, self.state / "lane.json")
@@ -352,7 +352,7 @@ class Lane:
 
     # -- boot
 
-    def ensure_running(self, cancel: threading.Event | None = None) -> LaneInfo:
+    def ensure_running(self, cancel: threading.Event | None = None) -> VMInfo:
         """Return the ready VM of this checkout, booting one if there is none."""
         with self._locked(cancel):
             info = self._read_info()
@@ -366,7 +366,7 @@ class Lane:
                 self._clear_info()
             return self._boot(cancel)
 
-    def _boot(self, cancel: threading.Event | None) -> LaneInfo:
+    def _boot(self, cancel: threading.Event | None) -> VMInfo:
         kernel = self._kernel or pinned_kernel()
         accel = self._accel or select_accel(kernel)
         self._clean_old_boots()
@@ -384,7 +384,7 @@ class Lane:
             raise VMBootError(f"cannot start virtme-ng: {exc}") from exc
         _CHILDREN[proc.pid] = proc
         stat = _proc_stat(proc.pid)
-        info = LaneInfo(pid=proc.pid, start_ticks=stat[1] if stat else 0, boot_id=boot_id,
+        info = VMInfo(pid=proc.pid, start_ticks=stat[1] if stat else 0, boot_id=boot_id,
                         kernel=str(kernel.path), release=kernel.release, accel=accel,
                         launched_at=time.time(), boot_dir=str(boot_dir), host_boot=host_boot_id())
         self._write_info(info)
@@ -408,7 +408,7 @@ class Lane:
             cmd.append("--disable-kvm")
         return [*cmd, "--exec", shlex.join(agent)]
 
-    def _wait_ready(self, info: LaneInfo, cancel: threading.Event | None) -> LaneInfo:
+    def _wait_ready(self, info: VMInfo, cancel: threading.Event | None) -> VMInfo:
         """Wait for the guest agent; whoever sees it ready first records the boot."""
         ready_file = Path(info.boot_dir, "ready.json")
         deadline = info.launched_at + self.config.boot_timeout
@@ -434,7 +434,7 @@ class Lane:
         self._record_boot(info)
         return info
 
-    def _record_boot(self, info: LaneInfo) -> None:
+    def _record_boot(self, info: VMInfo) -> None:
         r = info.ready
         _say(f"VM booted: kernel {r['release']}, accel {info.accel}, {r['cpus']} CPUs, "
              f"{r['mem_kb'] // 1024} MiB, in {r['boot_seconds']} s (console log: {self.console})")
@@ -444,7 +444,7 @@ class Lane:
             fh.write(json.dumps({"at": info.launched_at, "boot_id": info.boot_id,
                                  "kernel": info.kernel, "accel": info.accel, **r}) + "\n")
 
-    def _fail_boot(self, info: LaneInfo, reason: str) -> None:
+    def _fail_boot(self, info: VMInfo, reason: str) -> None:
         _kill_lane_group(info)
         self._clear_info()
         shutil.rmtree(info.boot_dir, ignore_errors=True)
@@ -456,7 +456,7 @@ class Lane:
         for old in self.state.glob("boot-*"):
             shutil.rmtree(old, ignore_errors=True)
 
-    def _wait_exit(self, info: LaneInfo, timeout: float) -> None:
+    def _wait_exit(self, info: VMInfo, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while _alive(info) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -483,7 +483,7 @@ class Lane:
             return self._follow(info, job_dir, cancel)
 
     def _submit_until_started(self, argv: list[str], cwd: Path, env: dict[str, str],
-                              cancel: threading.Event) -> tuple[LaneInfo, Path]:
+                              cancel: threading.Event) -> tuple[VMInfo, Path]:
         """Submit; resubmit to a fresh VM if the current one was powering off meanwhile."""
         spec = {"argv": [str(a) for a in argv], "cwd": str(cwd.resolve()), "env": env}
         for _ in range(3):
@@ -498,7 +498,7 @@ class Lane:
         raise VMError(f"the VM kept shutting down before running the job; see {self.console}")
 
     @staticmethod
-    def _submit(info: LaneInfo, spec: dict[str, Any]) -> Path:
+    def _submit(info: VMInfo, spec: dict[str, Any]) -> Path:
         job_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         jobs = Path(info.boot_dir, "jobs")
         tmp = jobs / f".{job_id}"
@@ -508,7 +508,7 @@ class Lane:
         os.replace(tmp, jobs / job_id)
         return jobs / job_id
 
-    def _await_start(self, info: LaneInfo, job_dir: Path, cancel: threading.Event) -> bool:
+    def _await_start(self, info: VMInfo, job_dir: Path, cancel: threading.Event) -> bool:
         """True once the agent took the job; False if that VM is going away (resubmit)."""
         deadline = time.monotonic() + PICKUP_TIMEOUT
         while True:
@@ -524,7 +524,7 @@ class Lane:
                 raise _Cancelled
             time.sleep(POLL)
 
-    def _follow(self, info: LaneInfo, job_dir: Path, cancel: _CancelFlag) -> int:
+    def _follow(self, info: VMInfo, job_dir: Path, cancel: _CancelFlag) -> int:
         out = _Tail(job_dir / "out", sys.stdout)
         err = _Tail(job_dir / "err", sys.stderr)
         beat = checked = 0.0
@@ -726,15 +726,15 @@ SLOT_ENV = "TCPREPRO_VM_SLOT"          # the measurement slot (testbed/run.py vm
 def vm_exec(argv: list[str], cwd: Path, env: dict[str, str] | None = None, *,
             checkout: Path | None = None) -> int:
     """Run argv in this checkout's VM lane (booting it if needed); return its exit code."""
-    return Lane(checkout).exec(argv, cwd, env)
+    return SharedVM(checkout).exec(argv, cwd, env)
 
 
 def stop(checkout: Path | None = None, if_idle: bool = False) -> bool:
-    return Lane(checkout).stop(if_idle=if_idle)
+    return SharedVM(checkout).stop(if_idle=if_idle)
 
 
 def status(checkout: Path | None = None) -> dict[str, Any] | None:
-    return Lane(checkout).status()
+    return SharedVM(checkout).status()
 
 
 def _forwarded_env(pairs: list[str]) -> dict[str, str]:
@@ -759,7 +759,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("stop", help="power the VM off")
     sub.add_parser("status", help="show the running VM")
     args = p.parse_args(argv)
-    lane = Lane(args.checkout)
+    lane = SharedVM(args.checkout)
     try:
         if args.cmd == "exec":
             command = args.command[1:] if args.command[:1] == ["--"] else args.command

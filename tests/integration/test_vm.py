@@ -23,9 +23,9 @@ import pytest
 from testbed.vm import (
     KernelImage,
     KernelNotFoundError,
-    Lane,
-    LaneConfig,
+    SharedVM,
     VMBootError,
+    VMConfig,
     _group_members,
     pinned_kernel,
 )
@@ -93,14 +93,14 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def lane(checkout: Path) -> Iterator[Lane]:
-    lane = Lane(checkout, config=LaneConfig(idle=120.0))
+def lane(checkout: Path) -> Iterator[SharedVM]:
+    lane = SharedVM(checkout, config=VMConfig(idle=120.0))
     lane.ensure_running()
     yield lane
     lane.stop()
 
 
-def test_guest_runs_pinned_kernel(lane: Lane, checkout: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_guest_runs_pinned_kernel(lane: SharedVM, checkout: Path, capfd: pytest.CaptureFixture[str]) -> None:
     release = pinned_kernel().release
     assert lane.exec(["uname", "-r"], checkout / "results") == 0
     out, err = capfd.readouterr()
@@ -110,12 +110,12 @@ def test_guest_runs_pinned_kernel(lane: Lane, checkout: Path, capfd: pytest.Capt
     assert record["release"] == release and record["accel"] in ("kvm", "tcg")
 
 
-def test_exit_code_propagates(lane: Lane, checkout: Path) -> None:
+def test_exit_code_propagates(lane: SharedVM, checkout: Path) -> None:
     assert lane.exec(["sh", "-c", "exit 3"], checkout / "results") == 3
     assert lane.exec(["/nonexistent/binary"], checkout / "results") == 127
 
 
-def test_guest_environment(lane: Lane, checkout: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_guest_environment(lane: SharedVM, checkout: Path, capfd: pytest.CaptureFixture[str]) -> None:
     script = ('echo "$TCPREPRO_IN_VM $FOO $(id -u) $(pwd)"; command -v python; '
               "test -d /sys/kernel/tracing/events/tcp/tcp_probe && echo tracefs-ok")
     assert lane.exec(["sh", "-c", script], checkout / "results", env={"FOO": "bar"}) == 0
@@ -125,7 +125,7 @@ def test_guest_environment(lane: Lane, checkout: Path, capfd: pytest.CaptureFixt
     assert lines[2] == "tracefs-ok"
 
 
-def test_netem_in_guest(lane: Lane, checkout: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_netem_in_guest(lane: SharedVM, checkout: Path, capfd: pytest.CaptureFixture[str]) -> None:
     script = ("modprobe sch_netem && ip netns add tvm && ip -n tvm link set lo up && "
               "ip netns exec tvm tc qdisc add dev lo root netem delay 1ms && "
               "ip netns exec tvm tc qdisc show dev lo; rc=$?; ip netns del tvm; exit $rc")
@@ -133,13 +133,13 @@ def test_netem_in_guest(lane: Lane, checkout: Path, capfd: pytest.CaptureFixture
     assert "netem" in capfd.readouterr().out
 
 
-def test_guest_writes_reach_host(lane: Lane, checkout: Path) -> None:
+def test_guest_writes_reach_host(lane: SharedVM, checkout: Path) -> None:
     target = checkout / "results" / "from-guest" / "hello.txt"
     assert lane.exec(["sh", "-c", f"mkdir -p {target.parent} && uname -r > {target}"], checkout) == 0
     assert target.read_text().strip() == pinned_kernel().release
 
 
-def test_concurrent_jobs_overlap(lane: Lane, checkout: Path) -> None:
+def test_concurrent_jobs_overlap(lane: SharedVM, checkout: Path) -> None:
     script = "cut -d' ' -f1 /proc/uptime; sleep 3; cut -d' ' -f1 /proc/uptime"
     callers = [_cli(checkout, "exec", "--", "sh", "-c", script) for _ in range(2)]
     spans = []
@@ -152,7 +152,7 @@ def test_concurrent_jobs_overlap(lane: Lane, checkout: Path) -> None:
     assert s1 < e2 and s2 < e1, f"jobs ran one after the other: {spans}"
 
 
-def test_cancel_terminates_guest_job(lane: Lane, checkout: Path) -> None:
+def test_cancel_terminates_guest_job(lane: SharedVM, checkout: Path) -> None:
     marker = checkout / "results" / "cleanup-ran"
     script = (f"trap 'echo yes > {marker}; exit 7' TERM; sleep 997 & "
               "echo started; wait")
@@ -166,7 +166,7 @@ def test_cancel_terminates_guest_job(lane: Lane, checkout: Path) -> None:
     assert lane.exec(["sh", "-c", "! pgrep -f 'sleep 99[7]'"], checkout) == 0
 
 
-def test_a_killed_trial_s_slot_waits_for_its_guest_job(lane: Lane, checkout: Path) -> None:
+def test_a_killed_trial_s_slot_waits_for_its_guest_job(lane: SharedVM, checkout: Path) -> None:
     """SIGKILL frees the runner's flock at once while its guest job measures on until the agent
     reaps it as an orphan (30 s without heartbeat): the next trial must not measure beside it."""
     from testbed.lanes import try_slot
@@ -191,14 +191,14 @@ def test_a_killed_trial_s_slot_waits_for_its_guest_job(lane: Lane, checkout: Pat
     assert waited > 10, f"the slot was taken {waited:.1f} s after the kill, while its guest job measured"
 
 
-def test_status_cli(lane: Lane, checkout: Path) -> None:
+def test_status_cli(lane: SharedVM, checkout: Path) -> None:
     proc = _cli(checkout, "status")
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0
     assert pinned_kernel().release in out and "accel" in out and "uptime" in out
 
 
-def test_stop_if_idle_spares_running_jobs(lane: Lane, checkout: Path) -> None:
+def test_stop_if_idle_spares_running_jobs(lane: SharedVM, checkout: Path) -> None:
     """A workflow that ends stops the VM only if no other workflow's job runs there."""
     caller = _cli(checkout, "exec", "--", "sh", "-c", "echo started; sleep 4; echo done")
     _wait_for_line(caller, "started", 60)
@@ -208,7 +208,7 @@ def test_stop_if_idle_spares_running_jobs(lane: Lane, checkout: Path) -> None:
     assert lane.status() is not None
 
 
-def test_stop_leaves_no_process(lane: Lane, checkout: Path) -> None:
+def test_stop_leaves_no_process(lane: SharedVM, checkout: Path) -> None:
     pid = lane.status()["pid"]  # type: ignore[index]
     assert lane.stop()
     assert lane.status() is None
@@ -225,8 +225,8 @@ def test_bogus_kernel_is_a_clear_error(tmp_path: Path) -> None:
     bogus = tmp_path / "vmlinuz-bogus"
     bogus.write_bytes(os.urandom(200_000))
     co = tmp_path / "co"
-    lane = Lane(co, kernel=KernelImage(bogus, "bogus"), accel="tcg",
-                config=LaneConfig(banner_timeout=8.0))
+    lane = SharedVM(co, kernel=KernelImage(bogus, "bogus"), accel="tcg",
+                config=VMConfig(banner_timeout=8.0))
     with pytest.raises(VMBootError) as err:
         lane.exec(["true"], tmp_path)
     assert str(co / "results/.vm/console.log") in str(err.value)

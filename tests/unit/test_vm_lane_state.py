@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed.vm import Lane, LaneInfo, _proc_stat, host_boot_id
+from testbed.vm import SharedVM, VMInfo, _proc_stat, host_boot_id
 
 
 @pytest.fixture
@@ -22,14 +22,14 @@ def bystander():
     proc.wait()
 
 
-def stale_record(checkout: Path, pid: int, start_ticks: int, host_boot: str) -> Lane:
+def stale_record(checkout: Path, pid: int, start_ticks: int, host_boot: str) -> SharedVM:
     state = checkout / "results" / ".vm"
     (state / "boot-1" / "jobs").mkdir(parents=True)
-    info = LaneInfo(pid=pid, start_ticks=start_ticks, boot_id="1", kernel="/nonexistent", release="6.1",
+    info = VMInfo(pid=pid, start_ticks=start_ticks, boot_id="1", kernel="/nonexistent", release="6.1",
                     accel="tcg", launched_at=time.time() - 3600, boot_dir=str(state / "boot-1"),
                     ready={"release": "6.1"}, host_boot=host_boot)
     (state / "lane.json").write_text(json.dumps(asdict(info)))
-    return Lane(checkout)
+    return SharedVM(checkout)
 
 
 @pytest.mark.parametrize("which", ["reused pid", "earlier host boot"])
