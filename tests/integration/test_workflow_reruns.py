@@ -59,6 +59,7 @@ def test_a_trial_whose_last_attempt_failed_on_a_real_time_lane_is_measured_again
     finished simulated trial, and lets the workflow measure it again."""
     import json
 
+    from analysis import validate
     from testbed import attempts
 
     _, results, snakemake = short_wlan_workflow(tmp_path)
@@ -80,7 +81,9 @@ def test_a_trial_whose_last_attempt_failed_on_a_real_time_lane_is_measured_again
     assert again["valid"] and again["attempt"] == 2 and again["invalid_attempts"] == again["earlier_attempts"] == 1
     earlier = json.loads((trial / "invalid-attempts" / "1" / "summary.json").read_text())
     assert earlier["invalid_reasons"] == ["staged: the last attempt failed its checks"]
-    assert json.loads((trial / "provenance.json").read_text())["attempts"] == {"total": 2, "this_run": 1,
-                                                                                "earlier_runs": 1}
+    prov = json.loads((trial / "provenance.json").read_text())
+    assert prov["attempts"] == {"total": 2, "this_run": 1, "earlier_runs": 1}
+    validate(prov, "provenance")
+    validate(again, "summary")
     assert not attempts.earlier_dir(trial).exists()
     assert "Nothing to be done" in snakemake("--dry-run")
