@@ -82,11 +82,10 @@ FIGURE_CODE = Path(workflow.basedir) / "figures"
 FIGURES = Path(config.get("figures") or "figures")
 
 
-def fig2_trial():
-    """Figure 2 draws one trial of its own cell, run whenever the profile has that cell."""
-    from figures.collateral import FIG2_CELL
-    in_profile = FIG2_CELL in [c.cell_id for c in PAPERS["collateral"].cells(PROFILE)]
-    return [str(RESULTS / "collateral" / FIG2_CELL / "trial-1")] if in_profile else []
+def figure_trials(paper):
+    """Trial 1 of each cell the paper's config names under figure_trials, when the profile has it."""
+    in_profile = {c.cell_id for c in PAPERS[paper].cells(PROFILE)}
+    return [str(RESULTS / paper / c / "trial-1") for c in PAPERS[paper].figure_trials if c in in_profile]
 
 
 # Papers with a figure package (figures/<paper>/__main__.py): the small test papers have none.
@@ -94,8 +93,8 @@ FIGURED = [p for p in PAPERS if (FIGURE_CODE / p / "__main__.py").exists()]
 
 
 def figure_inputs(paper):
-    """A paper's figures read its cells, and Collateral Damage's Figure 2 one trial of its own."""
-    return cell_files(paper) + (fig2_trial() if paper == "collateral" else [])
+    """A paper's figures read its cells, and the trials its config names under figure_trials."""
+    return cell_files(paper) + figure_trials(paper)
 
 
 REPORT = FIGURES / ("REPORT.md" if PROFILE == "full" else f"REPORT-{PROFILE}.md")

@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import fcntl
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -21,6 +22,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import ModuleType
 
 from tcprepro import CHECKOUT
 
@@ -39,6 +41,7 @@ class Model:
     name: str                       # the binary's name and the main source's stem
     directory: str                  # sim/<directory>/ holds the sources
     sources: tuple[str, ...]        # every file that goes into the binary; the first is compiled
+    adapter: str                    # the module a trial runs it through (command, flows, checks, metrics)
 
     @property
     def source_paths(self) -> list[Path]:
@@ -49,7 +52,12 @@ class Model:
         return CHECKOUT / "build" / self.directory / self.name
 
 
-MODELS = {"wlan_dcf": Model("wlan_dcf", "wlan", ("wlan_dcf.cc", "wlan_dataack_queue_disc.h"))}
+MODELS = {"wlan_dcf": Model("wlan_dcf", "wlan", ("wlan_dcf.cc", "wlan_dataack_queue_disc.h"), "sim.wlan.model")}
+
+
+def adapter(name: str) -> ModuleType:
+    """The trial adapter of model `name`: RAW, command(), flows(), problems(), checks(), summarize()."""
+    return importlib.import_module(model(name).adapter)
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,11 @@ class PaperConfig:
         """A simulated paper runs a model (ns-3) on the host: no kernel, no VM, no root."""
         return is_simulated(self.data["scenario"])
 
+    @property
+    def figure_trials(self) -> list[str]:
+        """Cells whose trial 1 a figure of this paper reads raw."""
+        return list(self.data.get("figure_trials", []))
+
     def profile(self, profile: str) -> dict[str, Any]:
         if profile not in PROFILES:
             raise ConfigError(f"unknown profile {profile!r}: choose one of {', '.join(PROFILES)}")
@@ -108,20 +113,15 @@ class PaperConfig:
             "config_sha256": self.sha256,
         }
         if self.simulated:
-            return {**spec, "warmup_s": prof["warmup_s"], "flows": wlan_flows(cell.scenario)}
+            from sim.build import adapter
+            return {**spec, "warmup_s": prof["warmup_s"], "flows": adapter(cell.scenario["model"]).flows(cell.scenario)}
         return {**spec, "flows": expand_flows(cell.scenario["flows"]),
                 "bulk_generator": str(load_workflow().get("bulk_generator", "iperf2"))}
 
 
 def is_simulated(scenario: dict[str, Any]) -> bool:
-    return scenario.get("topology") == "wlan"
-
-
-def wlan_flows(scenario: dict[str, Any]) -> list[dict[str, Any]]:
-    """The WLAN model's flows as it numbers them: station k carries flow k, downlink receivers first."""
-    down, up = int(scenario["down"]), int(scenario["up"])
-    return ([{"id": f"down{i}", "kind": "bulk", "direction": "down", "station": i} for i in range(1, down + 1)]
-            + [{"id": f"up{i}", "kind": "bulk", "direction": "up", "station": down + i} for i in range(1, up + 1)])
+    """A scenario that names a simulator runs its `model` (sim/build.py); the others are measured."""
+    return "simulator" in scenario
 
 
 def expand_flows(flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -225,12 +225,12 @@ def _message(err: jsonschema.ValidationError, hint: bool = True) -> str:
     return "; ".join(dict.fromkeys(own)) + (" (or a ${parameter} of the matrix)" if placeholder and hint else "")
 
 
-def _check_wlan(scenario: dict[str, Any], where: str) -> None:
-    """Rules the schema cannot say for the simulated WLAN."""
-    if int(scenario["down"]) + int(scenario["up"]) < 1:
-        raise ConfigError(f"{where}: down and up are both 0: the WLAN needs at least one flow")
-    if "ack_queue_pkts" in scenario and scenario.get("queue_split", "each") != "each":
-        raise ConfigError(f"{where}.ack_queue_pkts: applies only to queue_split each (shared has one limit)")
+def _check_simulated(scenario: dict[str, Any], where: str) -> None:
+    """Rules the schema cannot say, from the scenario's model (sim/build.py, its adapter)."""
+    from sim.build import adapter
+
+    for problem in adapter(scenario["model"]).problems(scenario):
+        raise ConfigError(f"{where}.{problem}" if problem.split(":")[0].isidentifier() else f"{where}: {problem}")
 
 
 def _check_profiles(data: dict[str, Any], path: Path) -> None:
@@ -251,7 +251,7 @@ def _check_profiles(data: dict[str, Any], path: Path) -> None:
 def _check_scenario(scenario: dict[str, Any], where: str) -> None:
     """Rules the schema cannot say: flows name existing host pairs and known congestion controls."""
     if is_simulated(scenario):
-        _check_wlan(scenario, where)
+        _check_simulated(scenario, where)
         return
     from cc.registry import CcUnavailable, bpf_params, registry  # the one registry of algorithm names
 
@@ -306,6 +306,10 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
         if cell_id in cfg.cells_by_id:
             raise ConfigError(f"{path}: cell_id template gives {cell_id!r} twice; add a parameter to it")
         cfg.cells_by_id[cell_id] = Cell(data["paper"], cell_id, params, scenario)
+    for cid in data.get("figure_trials", []):
+        if cid not in cfg.cells_by_id:
+            raise ConfigError(f"{path}: field 'figure_trials': no cell {cid!r}; "
+                              f"cells are: {', '.join(cfg.cells_by_id)}")
     for prof in PROFILES:
         for cid in data["profiles"][prof].get("cells", []):
             if cid not in cfg.cells_by_id:

@@ -12,7 +12,6 @@ import pandas as pd
 from analysis.epochs import congestion_events
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_qdisc, read_tcp_probe, read_voip
-from figures.collateral import FIG2_CELL as CELL
 from figures.collateral.common import Run
 
 EPOCHS = 3
@@ -27,7 +26,9 @@ def middle_epochs(events: np.ndarray, n: int = EPOCHS) -> tuple[float, float] | 
 
 
 def trial_dir(run: Run) -> Path | None:
-    for d in [*run.valid_trials(CELL), run.results / CELL / "trial-1"]:
+    """A valid trial of the paper's figure trial cell (config/collateral.yaml figure_trials)."""
+    cell = run.cfg.figure_trials[0]
+    for d in [*run.valid_trials(cell), run.results / cell / "trial-1"]:
         if (d / "summary.json").exists() and json.loads((d / "summary.json").read_text()).get("valid"):
             return d
     return None

@@ -1,0 +1,89 @@
+"""The wlan_dcf model's side of a simulated trial (sim/wlan/README.md): how a scenario becomes its
+command line, the flows it numbers, the scenario rules the schema cannot state, the paper's
+consistency checks on its raw counters, and the metrics (analysis/wlan.py). testbed/simulate.py
+runs any model through such a module (sim/build.py names it per model)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+RAW = "wlan.json"
+# The scenario's fields, in the model's option names (sim/wlan/README.md).
+OPTIONS = {"down": "down", "up": "up", "max_tx_attempts": "maxTxAttempts", "ap_queue_pkts": "apQueue",
+           "scheduler": "sched", "queue_split": "queueSplit", "ack_queue_pkts": "ackQueue", "tcp": "tcp",
+           "mac_queue_pkts": "macQueue", "sta_queue_pkts": "staQueue", "host_queue_pkts": "hostQueue",
+           "min_rto_s": "minRto", "delack_timeout_s": "delAckTimeout", "traffic_start_s": "trafficStart",
+           "start_jitter_s": "startJitter", "seed": "seed"}
+
+
+def command(binary: Path, spec: dict[str, Any], out: Path) -> list[str]:
+    """The model's command line for one trial: every scenario field, the profile's window, the run."""
+    sc = spec["scenario"]
+    argv = [str(binary)]
+    for field, option in OPTIONS.items():
+        if field in sc:
+            argv.append(f"--{option}={sc[field]}")
+    argv += [f"--dataWeight={sc['weights']['data']}", f"--ackWeight={sc['weights']['ack']}",
+             f"--duration={spec['duration_s']}", f"--warmup={spec['warmup_s']}", f"--run={int(spec['trial'])}",
+             f"--out={out}"]
+    return argv
+
+
+def checks(spec: dict[str, Any], raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """The paper's end-of-run consistency checks (Section II: active stations and connections, the
+    rate of every frame on the air, no RTS/CTS) and the model's own invariants, as fidelity records."""
+    sc = spec["scenario"]
+    stations = int(sc["down"]) + int(sc["up"])
+    data_modes = {m.split(":")[0] for x in ("ap", "sta") for m in str(raw.get(f"phy_{x}_data_modes", "")).split(",")
+                  if m}
+    rts_cts = sum(int(raw.get(f"phy_{x}_tx_{k}", 0)) for x in ("ap", "sta") for k in ("rts", "cts"))
+    mac_drops = {k: sum(int(raw.get(f"mac_{x}_{k}_drops", 0)) for x in ("ap", "sta")) for k in ("expired", "enqueue")}
+    failed = sum(int(raw.get(f"mac_{x}_tx_failed", 0)) for x in ("ap", "sta"))
+    final = sum(int(raw.get(f"mac_{x}_final_failed", 0)) for x in ("ap", "sta"))
+    mt = int(sc["max_tx_attempts"])
+    window = float(spec["duration_s"]) - float(spec["warmup_s"])
+
+    def rec(name: str, configured: Any, measured: Any, ok: bool, unit: str = "", note: str = "") -> dict[str, Any]:
+        r = {"name": name, "configured": configured, "measured": measured, "tolerance": 0, "unit": unit,
+             "pass": bool(ok)}
+        return {**r, "note": note} if note else r
+
+    return [
+        rec("stations_associated", stations, raw.get("stations_associated"),
+            raw.get("stations_associated") == stations, "stations", "associated when traffic started"),
+        rec("data_frame_rate", "DsssRate11Mbps", ",".join(sorted(data_modes)), data_modes == {"DsssRate11Mbps"},
+            note="every unicast data frame on the air, AP and stations (no rate fallback)"),
+        rec("rts_cts_frames", 0, rts_cts, rts_cts == 0, "frames"),
+        rec("retry_limit", mt, raw.get("ns3_max_ssrc"), raw.get("ns3_max_ssrc") == mt, "attempts",
+            "MaxSsrc as set on every station manager"),
+        rec("attempts_per_frame", "M_t=1: every failed attempt is final" if mt == 1 else "final <= failed",
+            f"failed {failed}, final {final}", final == failed if mt == 1 else final <= failed,
+            note="MaxSsrc counts attempts: with one attempt no frame is retransmitted"),
+        rec("mac_queue_expired_drops", 0, mac_drops["expired"], mac_drops["expired"] == 0, "MPDUs"),
+        rec("mac_queue_overflow_drops", 0, mac_drops["enqueue"], mac_drops["enqueue"] == 0, "MPDUs",
+            "flow control keeps packets in the queue discs"),
+        rec("metric_window", window, raw.get("window_s"), raw.get("window_s") == window, "s"),
+    ]
+
+
+def flows(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    """The flows as the model numbers them: station k carries flow k, downlink receivers first."""
+    down, up = int(scenario["down"]), int(scenario["up"])
+    return ([{"id": f"down{i}", "kind": "bulk", "direction": "down", "station": i} for i in range(1, down + 1)]
+            + [{"id": f"up{i}", "kind": "bulk", "direction": "up", "station": down + i} for i in range(1, up + 1)])
+
+
+def problems(scenario: dict[str, Any]) -> list[str]:
+    """Rules of a scenario the schema cannot say, each as "field: what is wrong"."""
+    out = []
+    if int(scenario["down"]) + int(scenario["up"]) < 1:
+        out.append("down and up are both 0: the WLAN needs at least one flow")
+    if "ack_queue_pkts" in scenario and scenario.get("queue_split", "each") != "each":
+        out.append("ack_queue_pkts: applies only to queue_split each (shared has one limit)")
+    return out
+
+
+def summarize(spec: dict[str, Any], raw: dict[str, Any], prov: dict[str, Any]) -> dict[str, Any]:
+    """summary.json's content from the raw counters (analysis/wlan.py)."""
+    from analysis import wlan
+    return wlan.summarize(spec, raw, prov)
