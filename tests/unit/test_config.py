@@ -50,6 +50,7 @@ def test_stagger_spaces_flow_starts():
     (lambda d: d["matrix"].update(cc=["vegas2"]), "flows[0].cc: unknown congestion control 'vegas2'"),
     (lambda d: d["scenario"]["flows"][1].update(pair=7), "flows[1].pair"),
     (lambda d: d["scenario"]["bottleneck"]["forward"].update(delay_ms="${nope}"), "${nope}"),
+    (lambda d: d.update(figure_trials=["nope"]), "field 'figure_trials': no cell 'nope'"),
 ])
 def test_bad_field_is_named(tmp_path, mutate, field):
     with pytest.raises(ConfigError) as err:
