@@ -1,5 +1,15 @@
 # tcprepro workflow: trials -> cells -> tables, figures, verdicts, report (rules/*.smk).
 # Run `snakemake --cores all` (profile from config/workflow.yaml) or `make quick|reproduce|smoke`.
+#
+# `snakemake --lint` leaves these, each on purpose:
+# - no conda env or container per rule: the environment is the pinned venv (requirements.lock) and
+#   Debian's packages (config/system-packages.txt), or the Dockerfile's image; Mininet, iperf, tc
+#   and the kernels are not conda packages;
+# - PY used from outside a rule: the venv's interpreter is not a parameter, since a checkout moved
+#   elsewhere would rerun every trial;
+# - TCPREPRO_MAX_ATTEMPTS "used but not asserted": the Snakefile sets it for the trials, it reads none;
+# - "path composition with +" and "mixed rules and functions": list and message concatenation, and
+#   rules/common.smk's helper functions, which the rules files include.
 import hashlib
 import os
 import sys

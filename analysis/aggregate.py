@@ -117,3 +117,20 @@ def _trial_number(td: Path) -> int | None:
 def _trial_sort_key(td: Path) -> tuple[int, str]:
     k = _trial_number(td)
     return (k if k is not None else 1 << 30, td.name)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m analysis.aggregate --expected N CELL_DIR [TRIAL_DIR...]`: write CELL_DIR/cell.json."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m analysis.aggregate", description=main.__doc__)
+    ap.add_argument("cell_dir", type=Path, help="the cell's folder; cell.json is written there")
+    ap.add_argument("--expected", type=int, required=True, help="how many trials the profile plans per cell")
+    ap.add_argument("trials", type=Path, nargs="*", help="the trial folders to aggregate (default: every trial-<k>)")
+    a = ap.parse_args(argv)
+    write_cell(a.cell_dir, expected_trials=a.expected, trial_dirs=a.trials or None)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

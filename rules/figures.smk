@@ -7,14 +7,17 @@ rule figures:
     output: report(directory(str(FIGURES / "{paper}" / PROFILE)), patterns=["{name}.png"], category="{paper}")
     wildcard_constraints: paper="|".join(FIGURED) or "(?!)"
     params: out=lambda w: FIGURES / w.paper / PROFILE, results=lambda w: RESULTS / w.paper,
-            code=lambda w: code_digest(w.paper, "figures")
+            code=lambda w: code_digest(w.paper, "figures"), profile=PROFILE
     log: str(LOGS / "figures-{paper}.log")
-    shell: "{PY:q} -m figures.{wildcards.paper} --profile {PROFILE:q} --results {params.results:q} --out {params.out:q} 2> {log:q}"
+    shell:
+        "{PY:q} -m figures.{wildcards.paper} --profile {params.profile:q} --results {params.results:q} "
+        "--out {params.out:q} 2> {log:q}"
 
 
 # Every paper's result set of this profile in one document (figures/report.py).
 rule report:
     input: [figure_dir(p) for p in FIGURED]
     output: report(str(REPORT), category="Scorecard and verdicts")
+    params: profile=PROFILE, figures=FIGURES
     log: str(LOGS / "report.log")
-    shell: "{PY:q} -m figures.report --profile {PROFILE:q} --figures {FIGURES:q} 2> {log:q}"
+    shell: "{PY:q} -m figures.report --profile {params.profile:q} --figures {params.figures:q} 2> {log:q}"

@@ -40,8 +40,7 @@ rule sim_binary:
 rule cell:
     input: lambda w: trial_dirs(w.paper, w.cell)
     output: str(RESULTS / "{paper}" / "{cell}" / "cell.json")
-    params: code=lambda w: code_digest(w.paper, "cell")
-    run:
-        from analysis.aggregate import write_cell
-        expected = PAPERS[wildcards.paper].profile(PROFILE)["trials"]
-        write_cell(Path(output[0]).parent, expected_trials=expected, trial_dirs=list(input))
+    params: code=lambda w: code_digest(w.paper, "cell"), expected=lambda w: PAPERS[w.paper].profile(PROFILE)["trials"],
+            cell_dir=lambda w: RESULTS / w.paper / w.cell
+    log: str(LOGS / "{paper}" / "{cell}" / "cell.log")
+    shell: "{PY:q} -m analysis.aggregate --expected {params.expected} {params.cell_dir:q} {input:q} 2> {log:q}"
