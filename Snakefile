@@ -44,7 +44,8 @@ os.environ["TCPREPRO_MAX_ATTEMPTS"] = str(config["max_attempts"])
 
 PROFILE = config["profile"]
 RESULTS = Path(config["results"]) / PROFILE
-LOGS = Path(config["results"]) / "logs" / PROFILE      # each job's own log (Snakemake's log:)
+LOG_ROOT = Path(config["results"]) / "logs"             # each job's own log (Snakemake's log:)
+LOGS = LOG_ROOT / PROFILE
 try:                                                       # each validated before anything runs
     PAPERS = {name: load_paper(name) for name in config["papers"]}
 except ConfigError as exc:

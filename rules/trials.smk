@@ -22,7 +22,7 @@ rule trial:
 # without --cores (a --report, a --dry-run) cannot evaluate.
 rule uml_kernel:
     output: UML_KERNEL
-    log: str(Path(config["results"]) / "logs" / "uml_kernel.log")
+    log: str(LOG_ROOT / "uml_kernel.log")
     message: "Building the virtual-time lane's kernel once (about 5 minutes on 2 cores; log: {log})"
     threads: os.cpu_count() or 1
     shell: "{PY:q} -m testbed.uml_kernel build --jobs {threads} 2> {log:q}"
@@ -33,7 +33,7 @@ rule sim_binary:
     input: lambda w: [f"sim/{w.dir}/{src}" for src in SIM_MODELS[w.model].sources]
     output: "build/{dir}/{model}"
     wildcard_constraints: model="|".join(SIM_MODELS) or "(?!)"
-    log: str(Path(config["results"]) / "logs" / "sim_binary-{dir}-{model}.log")
+    log: str(LOG_ROOT / "sim_binary-{dir}-{model}.log")
     shell: "{PY:q} -m sim.build {wildcards.model:q} 2> {log:q}"
 
 

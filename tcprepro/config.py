@@ -229,8 +229,10 @@ def _check_simulated(scenario: dict[str, Any], where: str) -> None:
     """Rules the schema cannot say, from the scenario's model (sim/build.py, its adapter)."""
     from sim.build import adapter
 
-    for problem in adapter(scenario["model"]).problems(scenario):
-        raise ConfigError(f"{where}.{problem}" if problem.split(":")[0].isidentifier() else f"{where}: {problem}")
+    found = adapter(scenario["model"]).problems(scenario)
+    if found:
+        field, what = found[0]
+        raise ConfigError(f"{where}.{field}: {what}" if field else f"{where}: {what}")
 
 
 def _check_profiles(data: dict[str, Any], path: Path) -> None:

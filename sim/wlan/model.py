@@ -73,13 +73,14 @@ def flows(scenario: dict[str, Any]) -> list[dict[str, Any]]:
             + [{"id": f"up{i}", "kind": "bulk", "direction": "up", "station": down + i} for i in range(1, up + 1)])
 
 
-def problems(scenario: dict[str, Any]) -> list[str]:
-    """Rules of a scenario the schema cannot say, each as "field: what is wrong"."""
-    out = []
+def problems(scenario: dict[str, Any]) -> list[tuple[str | None, str]]:
+    """Rules of a scenario the schema cannot say: (the field at fault, or None for the scenario; what
+    is wrong)."""
+    out: list[tuple[str | None, str]] = []
     if int(scenario["down"]) + int(scenario["up"]) < 1:
-        out.append("down and up are both 0: the WLAN needs at least one flow")
+        out.append((None, "down and up are both 0: the WLAN needs at least one flow"))
     if "ack_queue_pkts" in scenario and scenario.get("queue_split", "each") != "each":
-        out.append("ack_queue_pkts: applies only to queue_split each (shared has one limit)")
+        out.append(("ack_queue_pkts", "applies only to queue_split each (shared has one limit)"))
     return out
 
 
