@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from cc import registry as cc_registry
+from tcprepro import CHECKOUT
 from tcprepro.config import is_simulated, load_paper, paper_names
 from testbed.cleanup import pid_alive
 
@@ -591,7 +592,22 @@ def uml_runner_checks() -> list[Check]:
                    "" if which("busybox") else "make deps (Debian package busybox-static)"),
              Check("uml:setpriv", bool(which("setpriv")), "ties a guest's life to its trial's",
                    "" if which("setpriv") else "make deps (Debian package util-linux)")]
-    return [kernel, *tools]
+    return [kernel, *tools, check_uml_checkout()]
+
+
+# The guest's init mounts a fresh tmpfs on these (testbed/uml_init): what lies below them on the host
+# is invisible in the guest.
+UML_GUEST_TMPFS = (Path("/tmp"), Path("/run"), Path("/var/tmp"), Path("/root"), Path("/dev/shm"))
+
+
+def check_uml_checkout(checkout: Path = CHECKOUT) -> Check:
+    """The guest runs the checkout's code and venv from the host's / : not from a folder it hides."""
+    real = checkout.resolve()
+    hidden = next((d for d in UML_GUEST_TMPFS if real == d or d in real.parents), None)
+    if hidden is None:
+        return Check("uml:checkout", True, f"{real} is visible in the guest")
+    return Check("uml:checkout", False, f"{real} is under {hidden}, which the guest mounts empty (tmpfs)",
+                 f"clone the repository outside {', '.join(map(str, UML_GUEST_TMPFS))} (e.g. under $HOME or /srv)")
 
 
 # ---------------------------------------------------------------- needs and plans

@@ -129,3 +129,13 @@ def test_before_the_build_the_fragment_promises_every_kernel_feature_a_measured_
     need = {n for n in doctor.paper_needs(paper) if not n.startswith("tool:")}
     missing = [c for c in checks if c.name in need and not c.ok]
     assert "not built yet" in release and not missing, missing
+
+
+def test_a_checkout_the_guest_cannot_see_is_named_with_the_fix(tmp_path) -> None:
+    """The guest mounts tmpfs on /tmp, /run, /var/tmp, /root and /dev/shm: a clone there (pytest's
+    tmp_path is one) would fail at the guest's `cd` with no word of why."""
+    from testbed.doctor import check_uml_checkout
+
+    hidden = check_uml_checkout(tmp_path)
+    assert not hidden.ok and "/tmp" in hidden.detail and "$HOME" in hidden.fix
+    assert check_uml_checkout(Path("/srv/tcprepro")).ok
