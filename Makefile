@@ -94,7 +94,7 @@ crossval: deps
 	  $(PY) -m analysis.crossval snapshot --lane uml --paper $$p --results results/crossval/full/$$p || exit 1; done
 	for p in collateral westwood; do $(PY) -m analysis.crossval snapshot --lane uml-iperf3 --paper $$p \
 	  --results results/crossval-iperf3/full/$$p || exit 1; done
-	$(PY) -m figures.crossval
+	$(PY) -m analysis.crossval draw
 
 bench-lanes: deps
 	$(PY) -m benchmarks.lanes --matrix

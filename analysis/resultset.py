@@ -50,12 +50,12 @@ def _number(text: str) -> float | None:
 
 
 def load(root: Path | str) -> ResultSet:
-    """figures/<paper>/<profile>/ as written by `python -m figures.<paper>`."""
+    """figures/<paper>/<profile>/ as written by `python -m analysis.<paper>`."""
     root = Path(root)
     verdicts_path = root / "verdicts.json"
     if not verdicts_path.exists():
         raise ResultSetError(f"{root}: no verdicts.json: not a paper's result set (figures/<paper>/<profile>/); "
-                             "run the workflow or `python -m figures.<paper> --profile P` first")
+                             "run the workflow or `python -m analysis.<paper> --profile P` first")
     prov_path = root / "provenance.json"
     provenance = json.loads(prov_path.read_text()) if prov_path.exists() else {}
     rs = ResultSet(root, provenance.get("paper") or root.parent.name, provenance.get("profile") or root.name,

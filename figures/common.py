@@ -140,16 +140,17 @@ def this_run_lines(facts: dict[str, Any], bottleneck: str, paper_hz: int | None 
     return out
 
 
-def figures_main(paper: str, load: Callable[[str, Path, Path], PaperRun], parts: Sequence[Any], doc: str,
-                 argv: list[str] | None = None) -> int:
-    """`python -m figures.<paper> --profile P`: every part of a paper from results/<P>/<paper> into
-    figures/<paper>/<P>/, each part's written files printed."""
+def figures_main(paper: str, load: Callable[[str, Path, Path], PaperRun],
+                 parts: Sequence[Callable[[Any], list[Path]]], doc: str, argv: list[str] | None = None) -> int:
+    """`python -m analysis.<paper> --profile P`: every part of a paper (a function of the loaded run
+    that returns the files it wrote) from results/<P>/<paper> into figures/<paper>/<P>/, each part's
+    files printed."""
     from tcprepro import CHECKOUT
 
-    ap = argparse.ArgumentParser(prog=f"python -m figures.{paper}", description=doc.split("\n")[0])
-    ap.add_argument("--profile", required=True)
-    ap.add_argument("--results", type=Path, help=f"default: results/<profile>/{paper}")
-    ap.add_argument("--out", type=Path, help=f"default: figures/{paper}/<profile>")
+    ap = argparse.ArgumentParser(prog=f"python -m analysis.{paper}", description=doc.split("\n")[0])
+    ap.add_argument("--profile", required=True, help="the results' profile: smoke, quick, full, ...")
+    ap.add_argument("--results", type=Path, help=f"the paper's results folder (default: results/<profile>/{paper})")
+    ap.add_argument("--out", type=Path, help=f"where the outputs go (default: figures/{paper}/<profile>)")
     a = ap.parse_args(argv)
     results = a.results or CHECKOUT / "results" / a.profile / paper
     if not results.is_dir():
@@ -157,8 +158,8 @@ def figures_main(paper: str, load: Callable[[str, Path, Path], PaperRun], parts:
         return 2
     run = load(a.profile, results, a.out or CHECKOUT / "figures" / paper / a.profile)
     for part in parts:
-        written = part.main(run)
-        name = part.__name__.rsplit(".", 1)[-1]
+        written = part(run)
+        name = f"{part.__module__.rsplit('.', 1)[-1]}.{part.__name__}"
         print(f"{name}: " + (", ".join(p.name for p in written) if written else "nothing to draw (cells not run)"))
     return 0
 

@@ -146,7 +146,7 @@ def summarize(run: PaperRun) -> dict[str, Any]:
     }
 
 
-def main(run: PaperRun) -> list[Path]:
+def write(run: PaperRun) -> list[Path]:
     path = run.out / "provenance.json"
     path.write_text(json.dumps(summarize(run), indent=1) + "\n")
     return [path]

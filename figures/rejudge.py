@@ -92,7 +92,7 @@ def rejudge(root: Path) -> list[Path]:
                          f"(`python -m tcprepro archive restore --profile {rs.profile} --paper {rs.paper}`) and "
                          "regenerate the result set whole")
     cfg = load_paper(CONFIG_DIR / f"{rs.paper}.yaml")
-    evaluate = importlib.import_module(f"figures.{rs.paper}.verdict").evaluate
+    evaluate = importlib.import_module(f"analysis.{rs.paper}.claims").evaluate
     verdicts = [_tables_only(v) for v in evaluate(cells_from_tables(root, cfg), cfg, rs.profile)]
     (root / "verdicts.json").write_text(json.dumps([v.as_dict() for v in verdicts], indent=1) + "\n")
     notice = (f"**Re-judged from the committed tables: the raw trials of this run are not archived "

@@ -76,9 +76,10 @@ def per_core(paper, cell):
     return lane(paper, cell) in ("sim", "uml")
 
 
-# Figure packages are code (figures/<paper>/__main__.py); what they draw goes to config `figures`
-# (default figures/, the docker image's /repro/figures), so that folder can be a mount.
-FIGURE_CODE = Path(workflow.basedir) / "figures"
+# A paper's analysis package (analysis/<paper>/__main__.py) draws its tables, figures and verdict
+# into config `figures` (default figures/, the docker image's /repro/figures), so that folder can be
+# a mount.
+ANALYSIS_CODE = Path(workflow.basedir) / "analysis"
 FIGURES = Path(config.get("figures") or "figures")
 
 
@@ -88,8 +89,8 @@ def figure_trials(paper):
     return [str(RESULTS / paper / c / "trial-1") for c in PAPERS[paper].figure_trials if c in in_profile]
 
 
-# Papers with a figure package (figures/<paper>/__main__.py): the small test papers have none.
-FIGURED = [p for p in PAPERS if (FIGURE_CODE / p / "__main__.py").exists()]
+# Papers with an analysis package (analysis/<paper>/__main__.py): the small test papers have none.
+FIGURED = [p for p in PAPERS if (ANALYSIS_CODE / p / "__main__.py").exists()]
 
 
 def figure_inputs(paper):
@@ -108,7 +109,7 @@ def figure_dir(paper):
 # and the paper's config. Given as a rule parameter, a change of it reruns the rule (Snakemake's
 # params trigger, which compares with what it recorded when it made the output; an output it has no
 # record of, such as committed reference figures in a fresh clone, is left alone).
-CODE = {"cell": ["analysis/*.py"], "figures": ["analysis/*.py", "figures/*.py", "figures/{paper}/**/*.py"]}
+CODE = {"cell": ["analysis/*.py"], "figures": ["analysis/*.py", "figures/*.py", "analysis/{paper}/*.py"]}
 
 
 @cache

@@ -1,6 +1,6 @@
 # Tables, figures, verdicts and the report of every paper.
 
-# Every table, figure and verdict of one paper: figures/<paper>/<profile>/ (figures/<paper>/__main__.py),
+# Every table, figure and verdict of one paper: figures/<paper>/<profile>/ (analysis/<paper>/__main__.py),
 # regenerated whole (Snakemake empties a directory output first, so no stale figure survives).
 rule figures:
     input: lambda w: figure_inputs(w.paper)
@@ -10,7 +10,7 @@ rule figures:
             code=lambda w: code_digest(w.paper, "figures"), profile=PROFILE
     log: str(LOGS / "figures-{paper}.log")
     shell:
-        "{PY:q} -m figures.{wildcards.paper} --profile {params.profile:q} --results {params.results:q} "
+        "{PY:q} -m analysis.{wildcards.paper} --profile {params.profile:q} --results {params.results:q} "
         "--out {params.out:q} 2> {log:q}"
 
 

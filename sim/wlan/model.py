@@ -1,6 +1,6 @@
 """The wlan_dcf model's side of a simulated trial (sim/wlan/README.md): how a scenario becomes its
 command line, the flows it numbers, the scenario rules the schema cannot state, the paper's
-consistency checks on its raw counters, and the metrics (analysis/wlan.py). testbed/simulate.py
+consistency checks on its raw counters, and the metrics (analysis/wlan/metrics.py). testbed/simulate.py
 runs any model through such a module (sim/build.py names it per model)."""
 from __future__ import annotations
 
@@ -85,6 +85,6 @@ def problems(scenario: dict[str, Any]) -> list[tuple[str | None, str]]:
 
 
 def summarize(spec: dict[str, Any], raw: dict[str, Any], prov: dict[str, Any]) -> dict[str, Any]:
-    """summary.json's content from the raw counters (analysis/wlan.py)."""
-    from analysis import wlan
+    """summary.json's content from the raw counters (analysis/wlan/metrics.py)."""
+    from analysis.wlan import metrics as wlan
     return wlan.summarize(spec, raw, prov)

@@ -120,8 +120,8 @@ def test_staggered_fixed_size_ledbat_flows_give_series_and_completions(vm_result
                                                                         nothing_left_behind):
     """The LEDBAT paper's trial path: a count-0 entry runs no flow, the cell's own duration_s
     bounds the trial (which ends at the last completion), both transfers complete, and the rate
-    series analysis/ledbat.py builds from tcp_probe accounts for the bytes moved."""
-    from analysis import ledbat as lb
+    series analysis/ledbat/metrics.py builds from tcp_probe accounts for the bytes moved."""
+    from analysis.ledbat import metrics as lb
 
     _, prov, _, out = run_in_vm(paper_env, vm_results, "pair", paper="vmledbatpair")
     spec = json.loads((out / "spec.json").read_text())

@@ -62,7 +62,7 @@ def _figures_from_the_trial(results, tmp_path):
     from analysis.aggregate import write_cell
     write_cell(results / "cubic-rtt50-f1", expected_trials=1)
     out = tmp_path / "figures"
-    proc = subprocess.run([sys.executable, "-m", "figures.collateral", "--profile", "test", "--results", str(results),
+    proc = subprocess.run([sys.executable, "-m", "analysis.collateral", "--profile", "test", "--results", str(results),
                            "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=CHECKOUT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     drawn = {p.name for p in out.iterdir()}

@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from analysis.collateral import CCS, Cells, evaluate
+from analysis.collateral.claims import CCS, Cells, judge_claims
+from analysis.collateral.plots import middle_epochs
 from analysis.compare import build_table, to_csv, to_markdown
 from analysis.epochs import congestion_events, epochs
 from analysis.summarize import summarize_trial
-from figures.collateral.fig2_epochs import middle_epochs
 from tcprepro.config import load_paper
 from tests.unit.test_analysis_summarize import DATA, make_trial, spec
 
@@ -90,7 +90,7 @@ def half(values: dict[tuple[str, int], dict[str, float]], spread: float = 2.0) -
 
 
 def verdicts(cells: Cells, *ids: str) -> dict[str, Any]:
-    return {v.claim: v for v in evaluate([CLAIMS[i] for i in ids], cells)}
+    return {v.claim: v for v in judge_claims([CLAIMS[i] for i in ids], cells)}
 
 
 def test_htcp_below_newreno_fails_at_the_papers_own_example() -> None:
@@ -162,11 +162,11 @@ def test_one_trial_per_cell_gives_no_noise_estimate() -> None:
 
 
 def test_every_claim_has_an_evaluator_and_made_up_ones_are_refused() -> None:
-    v = evaluate(list(CLAIMS.values()), Cells({}))
+    v = judge_claims(list(CLAIMS.values()), Cells({}))
     assert {x.verdict for x in v} == {"not evaluated"} and len(v) == len(CLAIMS)
     assert "full_events_track_retransmissions" not in CLAIMS        # counted the same drops twice
     with pytest.raises(ValueError, match="no evaluator"):
-        evaluate([{"id": "made_up", "text": "x"}], Cells({}))
+        judge_claims([{"id": "made_up", "text": "x"}], Cells({}))
 
 
 def test_fig2_epochs_from_a_sawtooth() -> None:
@@ -184,10 +184,10 @@ def test_fig2_epochs_from_a_sawtooth() -> None:
 
 
 def test_verdict_report_from_hand_made_results(tmp_path: Path) -> None:
-    """figures.collateral end to end on cell.json files alone: tables and verdict, no figures drawn
+    """analysis.collateral end to end on cell.json files alone: tables and verdict, no figures drawn
     that need raw series."""
-    from figures.collateral import tables, verdict
-    from figures.collateral.common import Run
+    from analysis.collateral import tables, verdict
+    from analysis.collateral.run import Run
     root = tmp_path / "results"
     for cid, c in {"newreno-rtt50-f1": cell(owd_median_ms=390, owd_mean_ms=380, owd_std_ms=70, goodput_kbyte_s=111.5),
                    "cubic-rtt50-f1": cell(3, owd_median_ms=450, owd_mean_ms=440, owd_std_ms=35,
@@ -195,7 +195,7 @@ def test_verdict_report_from_hand_made_results(tmp_path: Path) -> None:
         (root / cid).mkdir(parents=True)
         (root / cid / "cell.json").write_text(json.dumps(c))
     run = Run.load("test", root, tmp_path / "out")
-    written = tables.main(run) + verdict.main(run)
+    written = tables.write(run) + verdict.write(run)
     assert {p.name for p in written} >= {"table1.md", "table2.csv", "verdict.md", "verdicts.json"}
     text = (tmp_path / "out" / "verdict.md").read_text()
     assert "Cells measured: 2 of 18" in text and "cubic-rtt50-f1 (3/5)" in text

@@ -70,11 +70,10 @@ def _comparisons(paper: str, claim: dict[str, Any]) -> list[Comparison]:
     cfg = load_paper(paper)
     params = {cid: c.params for cid, c in cfg.cells_by_id.items()}
     if paper == "wlan":
-        mod = importlib.import_module("analysis.wlan_claims")
+        mod = importlib.import_module(f"analysis.{paper}.claims")
         ctx = mod.Context(mod.Cells.from_cells({}, params), cfg.data["reference"], "full")
         return list(mod.EVALUATORS[claim["id"]](ctx, claim))
-    mod = importlib.import_module({"collateral": "analysis.collateral", "ledbat": "analysis.ledbat_claims",
-                                   "westwood": "analysis.westwood"}[paper])
+    mod = importlib.import_module(f"analysis.{paper}.claims")
     cells = mod.Cells.from_cells({}, params)
     if paper == "westwood":
         return list(mod.CLAIMS[claim["id"]](cells, claim, mod.reference_throughput(cfg.data["reference"])))

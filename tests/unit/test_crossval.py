@@ -1,10 +1,10 @@
-"""The lanes' cross-validation (analysis/crossval.py): a difference counts only beyond the larger of
+"""The lanes' cross-validation (analysis/crossval/metrics.py): a difference counts only beyond the larger of
 the two cells' trial ranges, and a cell without a range is said to have none, never passed."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from analysis import crossval
+from analysis.crossval import metrics as crossval
 
 
 def snap(lane: str, values: dict[str, list[float]]) -> dict:

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from analysis import ledbat as lb
-from analysis import ledbat_claims as lc
+from analysis.ledbat import claims as lc
+from analysis.ledbat import metrics as lb
 from analysis.verdicts import judge
 from tcprepro.config import load_paper
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from analysis import staleness
-from figures.collateral.common import Run
+from analysis.collateral.run import Run
 from figures.provenance import config_check, stale_lines
 from tcprepro.config import load_paper
 

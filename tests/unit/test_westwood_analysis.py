@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from analysis import westwood as ww
 from analysis.metrics import cwnd_oscillation
 from analysis.summarize import summarize_trial
+from analysis.westwood import claims as ww
+from analysis.westwood import metrics as wm
 from tcprepro.config import load_paper
 from tests.unit.test_analysis_summarize import make_trial, spec
 
@@ -71,7 +72,7 @@ def probe_line(t: float, cwnd: int, ssthresh: int, sport: int = 40001, dport: in
 
 
 def test_probe_trace_to_series_and_the_reports_listing(tmp_path: Path) -> None:
-    from figures.westwood.common import series
+    from analysis.westwood.run import series
     trace = "# tracer: nop\n" + "".join([
         probe_line(100.0, 10, 0x7FFFFFFF), probe_line(100.5, 20, 0x7FFFFFFF),
         probe_line(100.7, 99, 5, dport=20099),                     # another flow: not this one
@@ -83,7 +84,7 @@ def test_probe_trace_to_series_and_the_reports_listing(tmp_path: Path) -> None:
     assert s.t.tolist() == [0.5, 1.0, 1.5, 1.75]
     assert s.cwnd.tolist() == [10, 20, 14, 15]
     assert np.isnan(s.ssthresh[:2]).all() and s.ssthresh[2:].tolist() == [14, 14]   # "infinite" not drawn
-    lines = ww.tcpprobe_listing(s.probe.iloc[2:], rows=5)
+    lines = wm.tcpprobe_listing(s.probe.iloc[2:], rows=5)
     assert lines == [
         "0.000000000 10.0.1.10:40001 10.0.2.10:20001 0 0x25a8 0x2000 14 14 64128 1500",
         "0.250000000 10.0.1.10:40001 10.0.2.10:20001 0 0x2b50 0x25a8 15 14 64128 1500"]
@@ -123,7 +124,7 @@ def measured(**over: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def verdicts(cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    return {v.claim: v for v in ww.evaluate(CLAIMS, ww.Cells.from_cells(cells, PARAMS), REFERENCE)}
+    return {v.claim: v for v in ww.judge_claims(CLAIMS, ww.Cells.from_cells(cells, PARAMS), REFERENCE)}
 
 
 def test_claims_on_hand_made_cells() -> None:
@@ -184,18 +185,18 @@ def test_claims_without_cells_are_not_evaluated() -> None:
 
 def test_sweep_and_where_westwood_overtakes() -> None:
     cells = measured(**{"cubic-loss1": cell(goodput_kbit_s=8000), "westwood-loss1": cell(goodput_kbit_s=7000)})
-    points = ww.sweep(ww.Cells.from_cells(cells, PARAMS), {"axis": "loss_pct", "conditions": ["t3", "t1", "loss1"]})
+    points = wm.sweep(ww.Cells.from_cells(cells, PARAMS), {"axis": "loss_pct", "conditions": ["t3", "t1", "loss1"]})
     assert [p.x for p in points] == [0, 1, 5]
     # westwood - cubic: -20 at 0 % (level: 0.2 %), -1000 at 1 % (CUBIC ahead), +600 at 5 %
     assert [p.lead() for p in points] == [None, "cubic", "westwood"]
-    cross = ww.crossovers(points)
+    cross = wm.crossovers(points)
     # the lead passes from CUBIC to Westwood+ between 1 and 5 %; Westwood+'s advantage, -13.3 % of
     # the mean at 1 % and +10.2 % at 5 %, reaches the 1 % band at 1 + 4 x 14.3 / 23.5
     adv1, adv5 = -100 * 1000 / 7500, 100 * 600 / 5900
     at = 1 + 4 * (1 - adv1) / (adv5 - adv1)
     assert cross[1] == {"between": [1.0, 5.0], "at": pytest.approx(at), "to": "westwood"}
     assert cross[0]["to"] == "cubic" and cross[0]["between"] == [0.0, 1.0]
-    assert ww.describe_sweep(points, "%") == (
+    assert wm.describe_sweep(points, "%") == (
         "level (within 1 % or the trials' range) at 0 %; CUBIC ahead at 1 %; Westwood+ ahead at 5 %")
 
 
@@ -206,12 +207,12 @@ def test_sweep_leads_below_the_level_band_or_within_the_spread_are_level() -> No
     cells["cubic-d100"] = cell(spread=400, goodput_kbit_s=9000)
     cells["westwood-d100"] = cell(spread=400, goodput_kbit_s=9270)
     c = ww.Cells.from_cells(cells, PARAMS)
-    loss = ww.sweep(c, {"axis": "loss_pct", "conditions": ["t1", "loss1"]})
-    assert [p.lead() for p in loss] == [None, None] and ww.crossovers(loss) == []
-    assert ww.describe_sweep(loss, "%") == "level (within 1 % or the trials' range) from 0 to 1 %"
-    delay = ww.sweep(c, {"axis": "delay_ms", "conditions": ["d100"], "level_pct": 1})
+    loss = wm.sweep(c, {"axis": "loss_pct", "conditions": ["t1", "loss1"]})
+    assert [p.lead() for p in loss] == [None, None] and wm.crossovers(loss) == []
+    assert wm.describe_sweep(loss, "%") == "level (within 1 % or the trials' range) from 0 to 1 %"
+    delay = wm.sweep(c, {"axis": "delay_ms", "conditions": ["d100"], "level_pct": 1})
     assert delay[0].lead() is None                                  # 2.96 % apart, 4.4 % of noise
-    assert ww.sweep(c, {"axis": "delay_ms", "conditions": ["d100"], "level_pct": 5})[0].level_pct == 5
+    assert wm.sweep(c, {"axis": "delay_ms", "conditions": ["d100"], "level_pct": 5})[0].level_pct == 5
 
 
 def test_median_trial_is_named(tmp_path: Path) -> None:
@@ -219,19 +220,19 @@ def test_median_trial_is_named(tmp_path: Path) -> None:
         (tmp_path / "c" / f"trial-{k}").mkdir(parents=True)
         (tmp_path / "c" / f"trial-{k}" / "summary.json").write_text(json.dumps({"metrics": {"goodput_kbit_s": gp}}))
     c = {"trials": [1, 2, 3, 5]}                      # trial 4 was invalid
-    assert ww.median_trial(tmp_path, "c", c) == tmp_path / "c" / "trial-3"   # median of 9000, 9400, 9100, 9300
-    assert ww.median_trial(tmp_path, "c", None) is None
+    assert wm.median_trial(tmp_path, "c", c) == tmp_path / "c" / "trial-3"   # median of 9000, 9400, 9100, 9300
+    assert wm.median_trial(tmp_path, "c", None) is None
 
 
 def test_table_and_verdict_from_hand_made_results(tmp_path: Path) -> None:
-    from figures.westwood import table, verdict
-    from figures.westwood.common import Run
+    from analysis.westwood import tables, verdict
+    from analysis.westwood.run import Run
     root = tmp_path / "results"
     for cid, c in measured().items():
         (root / cid).mkdir(parents=True)
         (root / cid / "cell.json").write_text(json.dumps(c))
     run = Run.load("test", root, tmp_path / "out")
-    written = table.main(run) + verdict.main(run)
+    written = tables.write(run) + verdict.write(run)
     assert {p.name for p in written} >= {"throughput.md", "throughput.csv", "throughput.tex", "verdict.md"}
     text = (tmp_path / "out" / "verdict.md").read_text()
     assert "Cells measured: 8 of 26" in text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analysis.wlan_claims import Cells, evaluate
+from analysis.wlan.claims import Cells, judge_claims
 from tcprepro.config import load_paper
 
 CFG = load_paper("wlan")
@@ -21,7 +21,7 @@ def cell(spread: float = 0.0, **metrics: float) -> dict[str, Any]:
 
 
 def run(claim_id: str, cells: dict[str, dict[str, Any]]) -> Any:
-    return evaluate(Cells.from_cells(cells, PARAMS), {**CFG.data["reference"], "claims": [CLAIMS[claim_id]]},
+    return judge_claims(Cells.from_cells(cells, PARAMS), {**CFG.data["reference"], "claims": [CLAIMS[claim_id]]},
                     "full")[0]
 
 
@@ -89,6 +89,6 @@ def test_adaptive_scheduler_is_beyond_the_paper() -> None:
 
 def test_every_claim_reads_the_configured_matrix() -> None:
     """With nothing run, every claim of the paper is not evaluated, each of its conditions missing."""
-    v = evaluate(Cells.from_cells({}, PARAMS), CFG.data["reference"], "full")
+    v = judge_claims(Cells.from_cells({}, PARAMS), CFG.data["reference"], "full")
     assert {x.verdict for x in v} == {"not evaluated"} and all(x.missing for x in v)
     assert {x.claim for x in v if x.beyond} == {"adaptive_tracks_flow_ratio"}

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from analysis import validate, wlan
+from analysis import validate
+from analysis.wlan import metrics as wlan
 
 
 def flow(fid: int, direction: str, rx_bytes: int, sent: int, retx: int) -> dict[str, Any]:

@@ -1,0 +1,280 @@
+"""Collateral Damage's figures: Figures 1-5 and Tables 1-2 against the paper, each a function of the
+loaded run that returns the files it wrote."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.collateral.run import CCS, FLOWS, RTTS, Run, style
+from analysis.collateral.tables import tables
+from analysis.epochs import congestion_events
+from analysis.metrics import probe_for_flow
+from analysis.parsers import read_qdisc, read_tcp_probe, read_voip
+from analysis.summarize import measurement_window, voip_in_window
+
+
+# Grouped bars of one cell metric: x = number of TCP flows, one bar per algorithm, one panel per
+# RTT; the bar is the trimmed mean, the whisker spans the smallest and largest trial.
+def bars(run: Run, metric: str, ylabel: str, titles: dict[int, str], name: str,
+         scale: float = 1.0) -> list[Path]:
+    import matplotlib.pyplot as plt
+
+    rtts = [r for r in RTTS if any(run.cell_id(cc, r, n) in run.cells for cc in CCS for n in FLOWS)]
+    if not rtts:
+        return []
+    fig, axes = plt.subplots(1, len(rtts), figsize=(5.5 * len(rtts), 3.6), squeeze=False)
+    width = 0.8 / len(CCS)
+    for ax, rtt in zip(axes[0], rtts, strict=True):
+        x = np.arange(len(FLOWS))
+        for i, cc in enumerate(CCS):
+            means, lo, hi = [], [], []
+            for n in FLOWS:
+                agg = run.cells.get(run.cell_id(cc, rtt, n), {}).get("metrics", {}).get(metric)
+                m = agg["mean"] * scale if agg else np.nan
+                means.append(m)
+                # max(0, ...): a mean of equal values can land an ulp outside them
+                lo.append(max(0.0, m - agg["min"] * scale) if agg else 0)
+                hi.append(max(0.0, agg["max"] * scale - m) if agg else 0)
+            st = style(cc)
+            ax.bar(x + (i - 1) * width, means, width, yerr=[lo, hi], capsize=2, color=st["color"],
+                   label=st["label"])
+        ax.set_xticks(x, [str(n) for n in FLOWS])
+        ax.set(xlabel="concurrent TCP flows", ylabel=ylabel, title=titles[rtt])
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    return run.save(fig, name)
+
+
+# Tables 1 and 2 at a glance: every measured cell against the paper's value (the diagonal is
+# agreement), one panel per table column that carries a mean.
+PANELS = [("table1", "mean", "Table 1: goodput (KB/s)"), ("table2", "median", "Table 2: median OWD (ms)"),
+          ("table2", "mean", "Table 2: mean OWD (ms)")]
+
+
+def tables_vs_paper(run: Run) -> list[Path]:
+    import matplotlib.pyplot as plt
+
+    tabs = tables(run)
+    if not any(r.measured[c] is not None for tid, c, _ in PANELS for r in tabs[tid].rows):
+        return []
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(4.2 * len(PANELS), 4))
+    for ax, (tid, col, title) in zip(axes, PANELS, strict=True):
+        pts = [(paper, measured, r.params) for r in tabs[tid].rows
+               if (paper := r.paper[col]) is not None and (measured := r.measured[col]) is not None]
+        for paper, measured, p in pts:
+            st = style(p["cc"])
+            ax.scatter(paper, measured, color=st["color"], marker=st["marker"], s=18 + 8 * p["flows"],
+                       facecolors="none" if p["rtt_ms"] == 100 else st["color"])
+        lo = min(min(a, b) for a, b, _ in pts)
+        hi = max(max(a, b) for a, b, _ in pts)
+        pad = (hi - lo) * 0.1 + 0.5
+        ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="grey", lw=0.8, ls="--")
+        ax.set(title=title, xlabel="paper", ylabel="measured", xlim=(lo - pad, hi + pad), ylim=(lo - pad, hi + pad))
+        ax.grid(alpha=0.3)
+    handles = [plt.Line2D([], [], color=style(cc)["color"], marker=style(cc)["marker"], ls="", label=style(cc)["label"])
+               for cc in ("newreno", "htcp", "cubic")]
+    axes[0].legend(handles=handles, fontsize=8, title="filled: 50 ms, hollow: 100 ms;\nsize: flows", title_fontsize=7)
+    return run.save(fig, "tables_vs_paper")
+
+
+# Figure 1: the testbed, drawn from what a trial actually ran: its spec (hosts, flows) and its
+# provenance (the qdisc trees as read back from the kernel, calibrated delays, kernel, algorithm).
+def first_trial(run: Run) -> Path | None:
+    for cell_id in sorted(run.cells):
+        for d in run.valid_trials(cell_id):
+            if (d / "provenance.json").exists():
+                return d
+    return None
+
+
+def _queue_text(tree: dict[str, Any]) -> str:
+    rate = next((p for p in tree.get("classes", "").split(" rate ")[1:2]), "?").split()[0]
+    leaf = next((q for q in tree["qdiscs"] if q["kind"] in ("bfifo", "pfifo")), None)
+    limit = leaf["options"].get("limit") if leaf else "?"
+    unit = "B" if leaf and leaf["kind"] == "bfifo" else "pkts"
+    return f"{tree['dev']}: htb {rate}\n{leaf['kind'] if leaf else '?'} {limit} {unit} (+1 in transmission)"
+
+
+def _delay_text(tree: dict[str, Any] | None) -> str:
+    if not tree:
+        return "no delay stage"
+    netem = next((q for q in tree["qdiscs"] if q["kind"] == "netem"), None)
+    delay = netem["options"]["delay"]["delay"] * 1000 if netem else 0
+    return f"netem {delay:.2f} ms on each host port ({tree['dev']}, ...)"
+
+
+def fig1_testbed(run: Run) -> list[Path]:
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    d = first_trial(run)
+    if d is None:
+        return []
+    spec = json.loads((d / "spec.json").read_text())
+    prov = json.loads((d / "provenance.json").read_text())
+    q = prov["qdiscs"]
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    ax.set(xlim=(0, 10), ylim=(0, 4.6))
+    ax.axis("off")
+
+    def box(x: float, y: float, text: str, color: str = "#e8eef7") -> None:
+        ax.add_patch(FancyBboxPatch((x - 0.6, y - 0.3), 1.2, 0.6, boxstyle="round,pad=0.05", fc=color, ec="k"))
+        ax.text(x, y, text, ha="center", va="center", fontsize=8)
+
+    bulk = [f for f in spec["flows"] if f["kind"] == "bulk"]
+    voip = [f for f in spec["flows"] if f["kind"] == "voip"]
+    ccs = sorted({f["cc"] for f in bulk})
+    box(0.8, 3.4, f"A (s0)\n{len(bulk)} x iperf3\n{', '.join(ccs)}")
+    box(0.8, 1.2, f"B (s1)\nUDP {voip[0]['packet_bytes']} B\nevery {voip[0]['interval_ms']} ms" if voip else "B (s1)")
+    box(2.7, 2.3, "bl\n(bridge)", "#f3f3f3")
+    box(5.0, 2.3, "router rt", "#fde9d9")
+    box(7.3, 2.3, "br\n(bridge)", "#f3f3f3")
+    box(9.2, 3.4, "C (r0)\nTCP sink")
+    box(9.2, 1.2, "D (r1)\nUDP sink")
+    for (x1, y1), (x2, y2) in [((1.4, 3.4), (2.1, 2.4)), ((1.4, 1.2), (2.1, 2.2)), ((3.3, 2.3), (4.4, 2.3)),
+                               ((5.6, 2.3), (6.7, 2.3)), ((7.9, 2.4), (8.6, 3.4)), ((7.9, 2.2), (8.6, 1.2))]:
+        ax.plot([x1, x2], [y1, y2], color="k", lw=1)
+    ax.text(6.15, 2.75, "forward  ->\n" + _queue_text(q["forward/queue"]), ha="center", fontsize=7)
+    ax.text(3.85, 1.55, "<-  reverse\n" + _queue_text(q["reverse/queue"]), ha="center", fontsize=7)
+    ax.text(8.1, 3.9, "forward delay: " + _delay_text(q.get("forward/delay")), ha="center", fontsize=7)
+    ax.text(1.9, 0.35, "reverse delay: " + _delay_text(q.get("reverse/delay")), ha="center", fontsize=7)
+    k = prov["kernel"]
+    rtt = prov["calibration"]["rounds"][-1]["base_rtt_ms"]
+    ax.text(5.0, 4.35, f"Fig. 1: testbed of {d.parent.name}/{d.name}: Linux {k['release']} "
+            f"({k['where']}{', ' + k['accel'] if k.get('accel') else ''}), idle RTT {rtt:.2f} ms "
+            f"(configured {spec['scenario']['bottleneck']['forward']['delay_ms'] * 2:g} ms)",
+            ha="center", fontsize=9)
+    return run.save(fig, "fig1_testbed")
+
+
+# Figure 2: one H-TCP flow at 100 ms RTT over three consecutive congestion epochs.
+# (a) cwnd against time; (b) the UDP flow's one-way delay and the bottleneck queue against time.
+# Epochs run from one congestion event to the next (analysis/epochs.py).
+EPOCHS = 3
+
+
+def middle_epochs(events: np.ndarray, n: int = EPOCHS) -> tuple[float, float] | None:
+    """[start, end] of n consecutive epochs (event to event) around the middle of the trial."""
+    if len(events) < n + 1:
+        return None
+    i = (len(events) - n - 1) // 2        # the central one of the possible first events
+    return float(events[i]), float(events[i + n])
+
+
+def trial_dir(run: Run) -> Path | None:
+    """A valid trial of the paper's figure trial cell (config/collateral.yaml figure_trials)."""
+    cell = run.cfg.figure_trials[0]
+    for d in [*run.valid_trials(cell), run.results / cell / "trial-1"]:
+        if (d / "summary.json").exists() and json.loads((d / "summary.json").read_text()).get("valid"):
+            return d
+    return None
+
+
+def fig2_epochs(run: Run) -> list[Path]:
+    import matplotlib.pyplot as plt
+
+    d = trial_dir(run)
+    if d is None:
+        return []
+    prov = json.loads((d / "provenance.json").read_text())
+    bulk = next(e for k, e in prov["endpoints"].items() if k.startswith("bulk"))
+    probe = probe_for_flow(read_tcp_probe(d / "tcp_probe.trace").frame, bulk["port"])
+    t0 = float(prov["t0_monotonic"])
+    t, cwnd = probe["t"].to_numpy() - t0, probe["snd_cwnd"].to_numpy()
+    span = middle_epochs(congestion_events(t, cwnd))
+    if span is None:
+        return []
+    lo, hi = span[0] - 2.0, span[1] + 2.0
+    voip_id = next(k for k in prov["endpoints"] if k.startswith("voip"))
+    voip = read_voip(d / f"voip-{voip_id}.csv", d / f"voip-{voip_id}.json").packets
+    q = read_qdisc(d / "qdisc.csv")
+    q = q[q["role"] == "forward"]
+
+    def window(df: pd.DataFrame, col: str) -> pd.DataFrame:
+        rel = df[col] - t0
+        return df[(rel >= lo) & (rel <= hi)].assign(rel=rel)
+
+    p, v, qq = window(probe, "t"), window(voip, "t_send"), window(q, "t")
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    ax.step(p["rel"], p["snd_cwnd"], where="post", color="#2ca02c")
+    ax.set(xlabel="time since trial start (s)", ylabel="cwnd (packets)",
+           title=f"Fig. 2a: H-TCP cwnd, 1 Mbit/s, 100 ms RTT ({d.parent.name}/{d.name})")
+    ax.grid(alpha=0.3)
+    out = run.save(fig, "fig2a_cwnd")
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    ax.plot(v["rel"], v["owd_ms"], ".", ms=2, color="#d62728", label="UDP one-way delay (ms)")
+    ax.set(xlabel="time since trial start (s)", ylabel="one-way delay (ms)",
+           title="Fig. 2b: induced one-way delay and queue occupancy")
+    ax2 = ax.twinx()
+    ax2.plot(qq["rel"], qq["backlog_bytes"] / 1000, color="#1f77b4", lw=0.8, label="queue (KB)")
+    ax2.set_ylabel("bottleneck queue (KB)")
+    ax.legend(loc="lower left", fontsize=8)
+    ax2.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    return out + run.save(fig, "fig2b_owd_queue")
+
+
+# Figure 3: CDF of the UDP flow's one-way delay for NewReno, H-TCP and CUBIC with 1, 2 and 5 TCP
+# flows (a, b, c) at 50 ms RTT, and the same set at 100 ms (the paper: "looked identical").
+# All valid trials of a cell are pooled, inside each trial's measurement window.
+def owd_samples(trial: Path) -> np.ndarray:
+    spec = json.loads((trial / "spec.json").read_text())
+    prov = json.loads((trial / "provenance.json").read_text())
+    window = measurement_window(spec, prov)
+    out = []
+    for f in (f for f in spec["flows"] if f["kind"] == "voip"):
+        log = read_voip(trial / f"voip-{f['id']}.csv", trial / f"voip-{f['id']}.json")
+        out.append(voip_in_window(log, window)[0]["owd_ms"].to_numpy())
+    return np.concatenate(out) if out else np.array([])
+
+
+def fig3_owd_cdf(run: Run) -> list[Path]:
+    import matplotlib.pyplot as plt
+
+    written: list[Path] = []
+    for rtt in RTTS:
+        if not any(run.cell_id(cc, rtt, n) in run.cells for cc in CCS for n in FLOWS):
+            continue
+        fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), sharey=True)
+        for ax, n, letter in zip(axes, FLOWS, "abc", strict=True):
+            for cc in CCS:
+                trials = run.valid_trials(run.cell_id(cc, rtt, n))
+                if not trials:
+                    continue
+                owd = np.sort(np.concatenate([owd_samples(t) for t in trials]))
+                if owd.size:
+                    st = style(cc)
+                    ax.plot(owd, np.arange(1, owd.size + 1) / owd.size, color=st["color"],
+                            label=f"{st['label']} ({len(trials)} trials)")
+            ax.set(title=f"Fig. 3{letter}: {n} TCP flow{'s' if n > 1 else ''}, {rtt} ms RTT",
+                   xlabel="UDP one-way delay (ms)", xlim=(0, rtt / 2 + 500))
+            ax.axvline(rtt / 2, color="grey", lw=0.6, ls=":")
+            ax.axvline(rtt / 2 + 480, color="grey", lw=0.6, ls=":")
+            ax.grid(alpha=0.3)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(loc="upper left", fontsize=8)
+            else:
+                ax.text(0.5, 0.5, "not run", transform=ax.transAxes, ha="center", color="grey")
+        axes[0].set_ylabel("cumulative fraction of packets")
+        written += run.save(fig, f"fig3_owd_cdf_rtt{rtt}")
+    return written
+
+
+# Figure 4: average queue-full events per minute, counted in a 60 s window in the middle of each
+# trial (an event: the drop-tail queue dropping until it can accept again; analysis/metrics.py).
+def fig4_queue_full(run: Run) -> list[Path]:
+    return bars(run, "q_forward_full_events_per_min", "queue-full events per minute",
+                {50: "Fig. 4: queue-full events, 50 ms RTT", 100: "Fig. 4: queue-full events, 100 ms RTT"},
+                "fig4_queue_full_events")
+
+
+# Figure 5a/5b: average aggregate retransmitted packets per trial (tcptrace, summed over the TCP
+# flows of a trial, as the paper's footnote 6) at 50 and 100 ms RTT.
+def fig5_retransmissions(run: Run) -> list[Path]:
+    return bars(run, "rexmt_data_pkts", "retransmitted packets per trial",
+                {50: "Fig. 5a: retransmissions, 50 ms RTT", 100: "Fig. 5b: retransmissions, 100 ms RTT"},
+                "fig5_retransmissions")

@@ -1,0 +1,121 @@
+"""verdict.md: what reproduced and what did not, claim by claim, with the measured numbers, and
+what differs between the paper's testbed and this run (read from the trials' provenance)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from analysis.collateral import claims as collateral
+from analysis.collateral.run import Run
+from analysis.collateral.tables import tables
+from analysis.compare import to_markdown
+from analysis.verdicts import Verdict
+from figures import claims as claims_md
+from figures.common import incomplete_lines, provenance_facts, this_run_lines, trial_counts, write_verdict
+from figures.provenance import config_check, stale_lines
+
+# What is known to differ from the paper's Linux 2.6.25 senders, independent of this run.
+CODE_SINCE_2_6_25 = [
+    "CUBIC gained HyStart (Linux 2.6.29, on by default), which leaves slow start before the first "
+    "loss; the paper's `max_increment` parameter no longer exists (the paper set it so that it had no effect).",
+    "Every algorithm's loss recovery changed: Proportional Rate Reduction (3.2) sets cwnd during fast "
+    "recovery, RACK (Linux 4.4 onward, on by default) detects losses by time as well as by duplicate ACKs.",
+    "The initial window is 10 segments (2.6.39) instead of 3.",
+    "Linux `reno` is NewReno with SACK, as in 2.6.25; H-TCP is the kernel module with the paper's "
+    "settings (adaptive backoff off, RTT scaling on).",
+]
+
+
+def _mean_cwnd(run: Run, cell_id: str) -> str:
+    """Mean over trials of the flows' mean cwnd (per-flow metrics live in the trials' summaries)."""
+    vals = []
+    for trial in run.valid_trials(cell_id):
+        path = trial / "summary.json"
+        if path.exists():
+            flows = [f["cwnd_mean"] for f in json.loads(path.read_text())["flows"] if f.get("cwnd_mean")]
+            if flows:
+                vals.append(sum(flows) / len(flows))
+    return f"{sum(vals) / len(vals):.1f}" if vals else "-"
+
+
+def trial_epochs(trial: Path) -> list[int]:
+    """Congestion epochs of each TCP flow of a trial, from its cwnd trace."""
+    from analysis.epochs import epochs
+    from analysis.metrics import probe_for_flow
+    from analysis.parsers import read_tcp_probe
+
+    prov = json.loads((trial / "provenance.json").read_text())
+    frame = read_tcp_probe(trial / "tcp_probe.trace").frame
+    out = []
+    for fid, ep in sorted(prov.get("endpoints", {}).items()):
+        if fid.startswith("bulk"):
+            p = probe_for_flow(frame, ep["port"])
+            out.append(epochs(p["t"].to_numpy(), p["snd_cwnd"].to_numpy()))
+    return out
+
+
+def _epochs(run: Run) -> tuple[list[str], int]:
+    """The paper's duration rule: at least 3 minutes or 20 congestion epochs, whichever is longer.
+    Returns the cells whose flows saw fewer than 20 epochs, and the fewest any flow saw."""
+    short, fewest = [], 1 << 30
+    for cell_id in sorted(run.cells):
+        counts = [n for t in run.valid_trials(cell_id) if (t / "tcp_probe.trace").exists() for n in trial_epochs(t)]
+        if counts:
+            fewest = min(fewest, min(counts))
+            if min(counts) < 20:
+                short.append(f"{cell_id}: {min(counts)} to {max(counts)} epochs per flow")
+    return short, fewest
+
+
+
+
+def verdicts(run: Run) -> list[Verdict]:
+    return collateral.evaluate(run.cells, run.cfg, run.profile)
+
+
+def render(run: Run, claims: list[Verdict]) -> str:
+    facts = provenance_facts(run)
+    n_valid, expected = trial_counts(run)
+    out = [f"# Collateral Damage: reproduction verdict ({run.profile} profile)", "",
+           f"Cells measured: {len(run.cells)} of {len(run.cfg.cells_by_id)} "
+           f"({', '.join(sorted(run.cells)) or 'none'}); valid trials {n_valid} of {expected}. "
+           f"The paper's claims: {claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(claims)))}.", ""]
+    out += incomplete_lines(run) + stale_lines(config_check(run))
+    out += claims_md.section(claims)
+    out += ["## Tables beside the paper", ""]
+    for t in tables(run).values():
+        out += [to_markdown(t), ""]
+    out += ["## Mechanism: what each cell's bottleneck and senders did", "",
+            "Trimmed means over the valid trials. Queue: mean backlog of the 60000-byte buffer; "
+            "events: queue-full events per minute (middle 60 s); cwnd: per-flow mean (packets).", "",
+            "| cell | trials | queue (KB) | events/min | retransmitted | cwnd | UDP OWD median (ms) |",
+            "|---|---|---|---|---|---|---|"]
+    for cell_id, cell in sorted(run.cells.items()):
+        def v(metric: str, scale: float = 1.0, digits: int = 1, c: dict[str, Any] = cell) -> str:
+            agg = c.get("metrics", {}).get(metric)
+            return f"{agg['mean'] * scale:.{digits}f}" if agg else "-"
+        out.append(f"| {cell_id} | {cell.get('n_valid', 0)} | {v('q_forward_backlog_bytes_mean', 1e-3)} | "
+                   f"{v('q_forward_full_events_per_min')} | {v('rexmt_data_pkts', digits=0)} | "
+                   f"{_mean_cwnd(run, cell_id)} | {v('owd_median_ms')} |")
+    out += ["", "## What differs from the paper's testbed", "",
+            "- Paper: Linux 2.6.25 senders at 1000 Hz, a FreeBSD 7.0 dummynet router, a hardware capture tap.",
+            *this_run_lines(facts, "the bottleneck is HTB + bfifo (60000 bytes less the packet in transmission) "
+                            "and netem, the one-way delay is measured from kernel timestamps of one shared clock.",
+                            paper_hz=1000)]
+    out += ["", "Known changes to the algorithms' code since 2.6.25:", ""]
+    out += [f"- {line}" for line in CODE_SINCE_2_6_25]
+    short, fewest = _epochs(run)
+    out += ["", "## The paper's trial length rule", "",
+            "The paper ran each trial for at least 3 minutes or 20 congestion epochs, whichever is "
+            "longer. Epochs per TCP flow, from its cwnd trace (analysis/epochs.py):", ""]
+    if short:
+        out += [f"- {s}" for s in short]
+    elif fewest < 1 << 30:
+        out.append(f"- every flow of every valid trial: at least 20 (fewest: {fewest}).")
+    return "\n".join(out) + "\n"
+
+
+def write(run: Run) -> list[Path]:
+    claims = verdicts(run)
+    return write_verdict(run, claims, render(run, claims))

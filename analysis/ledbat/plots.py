@@ -1,0 +1,113 @@
+"""LEDBAT's figures: the rate and queue time series of Figures 1-4 and 6, and Figure 5's sum rate over
+transfer size, each a function of the loaded run that returns the files it wrote."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from analysis.ledbat import metrics as lb
+from analysis.ledbat.run import Run, style
+from cc.registry import target_ms
+
+# Figures 1-4 and 6: per-flow rate (1-s bins of acknowledged bytes) and the bottleneck's queueing
+# delay against time, one pair of panels per decrease scheme, from the trial nearest its cell's
+# median completion of the last flow (named in each panel's title).
+FIGURES = ("fig1", "fig2", "fig3", "fig4", "fig6", "fig6s")
+FLOW_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
+
+
+def draw(run: Run, name: str) -> list[Path]:
+    import matplotlib.pyplot as plt
+
+    spec = run.reference["figures"][name]
+    case = run.figure_case(spec)
+    if case is None:
+        return []
+    ccs = [cc for cc in spec["ccs"] if run.median_trial(cc, case) is not None]
+    fig, axes = plt.subplots(2 * len(ccs), 1, figsize=(8, 3.6 * len(ccs)), sharex=True, squeeze=False,
+                             gridspec_kw={"height_ratios": [2, 1] * len(ccs)})
+    for i, cc in enumerate(ccs):
+        trial = run.median_trial(cc, case)
+        assert trial is not None
+        s = lb.load_series(trial)
+        ax, axq = axes[2 * i, 0], axes[2 * i + 1, 0]
+        for j, f in enumerate(s.flows):
+            t = np.arange(len(f.rate_mbit)) * lb.BIN_S
+            # the cross-traffic TCP flow in black: the registry's NewReno blue is LEDBAT flow 1's here
+            colour = FLOW_COLOURS[j % len(FLOW_COLOURS)] if f.cc.startswith("ledbat") else "black"
+            label = f"flow {j + 1}" if f.cc.startswith("ledbat") else style(f.cc)["label"]
+            done = f" (done {f.done_s:.0f} s)" if f.done_s is not None else ""
+            ax.step(t, f.rate_mbit, where="post", color=colour, lw=0.9, label=label + done)
+        ax.set_ylabel("rate (Mbit/s)")
+        ax.set_ylim(0, s.rate_kbit / 1000 * 1.05)
+        ax.set_title(f"{style(cc)['label']}, {case} ({trial.parent.name}/{trial.name})", fontsize=9)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))     # outside: never over the data
+        ax.grid(alpha=0.3)
+        axq.plot(s.queue_t, s.queue_ms, color="black", lw=0.4)
+        axq.axhline(target_ms(cc), color="grey", ls="--", lw=0.8, label="TARGET")
+        axq.set_ylabel("queueing\ndelay (ms)")
+        axq.set_ylim(bottom=0)
+        axq.grid(alpha=0.3)
+        axq.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axes[-1, 0].set_xlabel("time since the first flow started (s)")
+    axes[-1, 0].set_xlim(left=0)
+    fig.suptitle(f"{name.replace('fig', 'Fig. ').rstrip('s')}: {spec['title']}", fontsize=11)
+    fig.tight_layout()
+    return run.save(fig, f"{name}_{case}")
+
+
+def timeseries(run: Run) -> list[Path]:
+    return [p for name in FIGURES for p in draw(run, name)]
+
+
+# Figure 5: mean sum rate (all flows' bytes over first start to last completion) against the
+# transfer size, per number of flows, linear decrease against MDvar; markers are the cells'
+# trimmed means, bars the trials' range.
+LINESTYLES = {2: "-", 3: "--", 4: "-.", 5: ":"}
+
+
+def points(run: Run, cc: str, n: int) -> list[tuple[float, float, float, float]]:
+    """(size MB, mean, min, max) of the measured sweep cells of one variant and flow count."""
+    spec = run.reference["sweep"]
+    out = []
+    for cell_id, p in run.params.items():
+        if p["cc"] != cc or int(p["n"]) != n or int(p["n_cross"]) or int(p["delay_ms"]) != int(spec["delay_ms"]):
+            continue
+        agg = (run.cells.get(cell_id) or {}).get("metrics", {}).get("sum_rate_mbit_s")
+        if agg:
+            out.append((int(p["bytes"]) / 1e6, agg["mean"], agg["min"], agg["max"]))
+    return sorted(out)
+
+
+def fig5_sweep(run: Run) -> list[Path]:
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    spec = run.reference["sweep"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    drawn, sizes = 0, set[float]()
+    for cc in spec["ccs"]:
+        for n, ls in LINESTYLES.items():
+            pts = points(run, cc, n)
+            if not pts:
+                continue
+            x, y, lo, hi = zip(*pts, strict=True)
+            sizes.update(x)
+            err = [[m - a for m, a in zip(y, lo, strict=True)], [b - m for m, b in zip(y, hi, strict=True)]]
+            ax.errorbar(x, y, yerr=err, color=style(cc)["color"], marker=style(cc)["marker"], ls=ls, capsize=2,
+                        label=f"{style(cc)['label']}, {n} flows")
+            drawn += 1
+    if not drawn:
+        plt.close(fig)
+        return []
+    ceiling = 10.0 * lb.GOODPUT_CEILING
+    ax.axhline(ceiling, color="grey", ls="--", lw=0.8, label=f"goodput ceiling of 10 Mbit/s ({ceiling:.2f})")
+    ax.set_xscale("log")
+    # Ticks at the measured sizes, in plain MB: the log axis' default labels read "3 x 10^1".
+    ax.set_xticks(sorted(sizes), labels=[f"{s:g}" for s in sorted(sizes)])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set(xlabel="transfer size per flow (MB)", ylabel="mean sum rate (Mbit/s)", title=f"Fig. 5: {spec['title']}")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, ncol=2)
+    return run.save(fig, "fig5_sum_rate")

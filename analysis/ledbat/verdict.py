@@ -1,0 +1,114 @@
+"""verdict.md: claim by claim with the measured numbers, the choices the paper left open, the
+completion times and the summary table, which trial each figure draws, and how this testbed
+differs from the paper's (read from the trials' provenance)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from analysis.compare import to_markdown
+from analysis.ledbat import claims as lc
+from analysis.ledbat.plots import FIGURES
+from analysis.ledbat.run import Run
+from analysis.ledbat.tables import completion, summary, summary_markdown
+from analysis.verdicts import Verdict
+from figures import claims as claims_md
+from figures.common import (
+    choices_lines,
+    incomplete_lines,
+    provenance_facts,
+    this_run_lines,
+    trial_counts,
+    write_verdict,
+)
+from figures.provenance import config_check, stale_lines
+
+PAPER_TESTBED = [
+    "- Paper: the authors' LEDBAT Linux module (1000 Hz timer, 1-ms timestamps) inside the IKR SimLib "
+    "simulator through the Network Simulation Cradle: a simulated 10 Mbit/s (Fig 6: 20 Mbit/s) link "
+    "with a 60-packet queue, delayed ACKs patched out of the receiver where stated.",
+]
+
+
+
+
+def verdicts(run: Run) -> list[Verdict]:
+    return lc.evaluate(run.cells, run.cfg, run.profile)
+
+
+def _named_trials(run: Run) -> list[str]:
+    out = []
+    for name in FIGURES:
+        spec = run.reference["figures"][name]
+        case = run.figure_case(spec)
+        if case is None:
+            out.append(f"- {name}: not drawn (none of {', '.join(spec['cases'])} run)")
+            continue
+        trials = [f"{lc.LABEL.get(cc, cc)} {t.parent.name}/{t.name}" for cc in spec["ccs"]
+                  if (t := run.median_trial(cc, case)) is not None]
+        out.append(f"- {name} ({case}): " + "; ".join(trials))
+    return out
+
+
+def _fig6_lines(run: Run) -> list[str]:
+    """LEDBAT's share of the link while the TCP flow runs, in every Fig 6 cell measured (the
+    paper's 20 Mbit/s and the scaled control), with how long TCP took."""
+    out = []
+    cells = run.by_key()
+    for name in ("fig6", "fig6s"):
+        spec = run.reference["figures"][name]
+        for case in spec["cases"]:
+            for cc in spec["ccs"]:
+                share = cells.value(cc, case, "ledbat_share_vs_tcp")
+                if share is None:
+                    continue
+                d0, d1 = cells.value(cc, case, "bulk0.done_s"), cells.value(cc, case, "bulk1.done_s")
+                done = f"; LEDBAT done at {d0:.1f} s, TCP (from 20 s) at {d1:.1f} s" if d0 and d1 else ""
+                out.append(f"- {case}, {lc.LABEL[cc]}: LEDBAT's share while TCP runs {share:.2f}{done}")
+    return out or ["- no Fig 6 cell measured"]
+
+
+def _lone_queue_lines(run: Run) -> list[str]:
+    cells = run.by_key()
+    out = []
+    for (cc, case), _ in sorted(cells.by_key.items()):
+        q = [cells.value(cc, case, f"lone_queue_p{k}_ms") for k in (10, 50, 90)]
+        if None not in q:
+            out.append(f"- {case}, {lc.LABEL[cc]}: {q[0]:.1f} / {q[1]:.1f} / {q[2]:.1f} ms")
+    return out or ["- not measured"]
+
+
+def render(run: Run, claims: list[Verdict]) -> str:
+    facts = provenance_facts(run)
+    n_valid, expected = trial_counts(run)
+    out = [f"# LEDBAT decrease schemes: reproduction verdict ({run.profile} profile)", "",
+           f"Cells measured: {len(run.cells)} of the profile's {len(run.profile_cells())}; valid trials {n_valid} "
+           f"of {expected}. The paper's claims: "
+           f"{claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(claims)))}.", ""]
+    out += incomplete_lines(run) + stale_lines(config_check(run))
+    out += ["## What the paper leaves open, and what we chose", ""]
+    out += choices_lines(run)
+    out += ["", *claims_md.section(claims)]
+    out += ["## Completion times beside the paper", "", to_markdown(completion(run)), "",
+            "## Beyond the paper: fairness and utilisation", "",
+            "Jain's index: per 1-s bin over the LEDBAT flows running through the whole bin, averaged over "
+            "the bins with two or more. Utilisation: all bytes over first start to last completion, over "
+            "the bottleneck rate (headers cap it at 0.956).", "", summary_markdown(summary(run)), "",
+            "## Fig 6: LEDBAT against standard TCP", "", *_fig6_lines(run), "",
+            "## The queue a lone LEDBAT flow holds (what a late-comer's first samples see)", "",
+            "10th / 50th / 90th percentile of the bottleneck's queueing delay over the second half of the "
+            "first flow's lone phase (TARGET is 25 ms). LEDBAT steers by one-way delays from TCP timestamps "
+            "(1-ms resolution), which under QEMU TCG carry the emulated stack's latency: where the median is "
+            "below TARGET that latency stands in for queue, and where the 10th percentile is far below the "
+            "median, a late-comer's first samples can catch the queue nearly empty and learn the true base "
+            "delay, which removes the late-comer advantage the paper's simulator shows.", "",
+            *_lone_queue_lines(run), "",
+            "## The trial each figure draws (nearest its cell's median last completion)", "", *_named_trials(run), ""]
+    out += ["## What differs from the paper's testbed", "", *PAPER_TESTBED,
+            *this_run_lines(facts, "the bottleneck is HTB + a 60-packet pfifo, netem for the delay, all in one "
+                                   "kernel; LEDBAT is this repo's BPF struct_ops (cc/bpf/ledbat.bpf.c).", 1000)]
+    return "\n".join(out) + "\n"
+
+
+def write(run: Run) -> list[Path]:
+    claims = verdicts(run)
+    return write_verdict(run, claims, render(run, claims))

@@ -1,0 +1,21 @@
+"""`python -m analysis.westwood --profile P`: every table, figure and verdict of the paper from
+results/<P>/westwood into figures/westwood/<P>/ (cells not run are shown as missing)."""
+from __future__ import annotations
+
+import sys
+
+from analysis.westwood import plots, tables, verdict
+from analysis.westwood.run import Run
+from figures import provenance
+from figures.common import figures_main
+
+PARTS = [tables.write, plots.fig1_probe_listing, plots.fig5_10_cwnd, plots.fig11_mismatch, plots.sweeps,
+         verdict.write, provenance.write]
+
+
+def main(argv: list[str] | None = None) -> int:
+    return figures_main("westwood", Run.load, PARTS, __doc__, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

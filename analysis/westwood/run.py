@@ -1,0 +1,60 @@
+"""What every Westwood figure reads: the run's cells (figures/common.py), the report's tests, and
+one trial's cwnd/ssthresh series."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.metrics import probe_for_flow
+from analysis.parsers import read_iperf, read_tcp_probe
+from analysis.westwood import claims as ww
+from analysis.westwood import metrics as wm
+from figures.common import PaperRun, style
+
+__all__ = ["CCS", "TESTS", "Run", "Series", "series", "style"]
+
+CCS = ww.CCS
+TESTS = ("t1", "t2", "t3")
+
+
+class Run(PaperRun):
+    """One profile's Westwood results."""
+
+    @classmethod
+    def load(cls, profile: str, results: Path, out: Path) -> Run:   # type: ignore[override]
+        return super().load("westwood", profile, results, out)
+
+    def cells_by_cc(self) -> ww.Cells:
+        return ww.Cells.from_cells(self.cells, self.params)
+
+    def median_trial(self, cc: str, cond: str) -> Path | None:
+        cell_id = f"{cc}-{cond}"
+        return wm.median_trial(self.results, cell_id, self.cells.get(cell_id))
+
+
+@dataclass
+class Series:
+    """One trial's bulk flow as tcp_probe saw it, on the trial's clock (0 = traffic start)."""
+
+    trial: Path
+    probe: pd.DataFrame             # every tcp_probe line of the flow
+    t: np.ndarray
+    cwnd: np.ndarray
+    ssthresh: np.ndarray            # NaN while unset (the kernel's "infinite")
+
+
+def series(trial: Path) -> Series:
+    prov = json.loads((trial / "provenance.json").read_text())
+    port = prov["endpoints"]["bulk0"]["port"]
+    # iperf3's control connection shares the port: keep the data socket's (its JSON names it)
+    iperf = trial / "iperf-bulk0.json"
+    sports = read_iperf(iperf).local_ports if iperf.exists() else None
+    probe = probe_for_flow(read_tcp_probe(trial / "tcp_probe.trace").frame, port, sports or None)
+    t = probe["t"].to_numpy(float) - float(prov["t0_monotonic"])
+    ss = probe["ssthresh"].to_numpy(float)
+    ss[ss >= ww.INFINITE_SSTHRESH] = np.nan
+    return Series(trial, probe, t, probe["snd_cwnd"].to_numpy(float), ss)

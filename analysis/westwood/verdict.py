@@ -1,0 +1,120 @@
+"""verdict.md: what reproduced and what did not, claim by claim with the measured numbers; the
+choices the report left open; where Westwood+ overtakes CUBIC; what differs from the report's
+testbed (read from the trials' provenance)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from analysis.compare import to_markdown
+from analysis.verdicts import Verdict
+from analysis.westwood import claims as ww
+from analysis.westwood import metrics as wm
+from analysis.westwood.run import CCS, TESTS, Run
+from analysis.westwood.tables import tables
+from figures import claims as claims_md
+from figures.common import (
+    choices_lines,
+    incomplete_lines,
+    provenance_facts,
+    this_run_lines,
+    trial_counts,
+    write_verdict,
+)
+from figures.provenance import config_check, stale_lines
+
+# What is known to differ from the report's Linux 2.6.32 senders, independent of this run.
+CODE_SINCE_2_6_32 = [
+    "Loss recovery: Proportional Rate Reduction (3.2) paces cwnd down during fast recovery, RACK "
+    "(4.4, on by default) marks losses by time as well as by duplicate ACKs, tail loss probes (3.10).",
+    "The initial window is 10 segments (2.6.39) instead of 3; CUBIC's HyStart was already there (2.6.29).",
+    "Westwood+ is the same tcp_westwood module, its bandwidth filter unchanged; CUBIC's code was "
+    "reworked several times (e.g. HyStart's delay threshold, 3.x-5.x).",
+    "tcp_probe is the tcp:tcp_probe tracepoint (4.16) instead of the module: it fires on each "
+    "incoming ACK of the flow and prints the same cwnd and tcp_current_ssthresh().",
+]
+
+
+
+
+def verdicts(run: Run) -> list[Verdict]:
+    return ww.evaluate(run.cells, run.cfg, run.profile)
+
+
+def _metric(cells: ww.Cells, cc: str, cond: str, metric: str, digits: int = 2) -> str:
+    v = cells.value(cc, cond, metric)
+    return f"{v:.{digits}f}" if v is not None else "-"
+
+
+def _oscillation_table(run: Run) -> list[str]:
+    cells = run.cells_by_cc()
+    out = ["| test | algorithm | throughput (kbit/s) | congestion events | cwnd (max-min)/mean | cwnd std/mean "
+           "| retransmitted packets |", "|---|---|---|---|---|---|---|"]
+    for cond in [*TESTS, "mismatch"]:
+        for cc in CCS:
+            if (cc, cond) not in cells.by_key:
+                continue
+            out.append(f"| {cond} | {ww.LABEL[cc]} | {_metric(cells, cc, cond, ww.GOODPUT, 0)} | "
+                       f"{_metric(cells, cc, cond, ww.EVENTS, 0)} | {_metric(cells, cc, cond, ww.OSCILLATION)} | "
+                       f"{_metric(cells, cc, cond, 'bulk0.cwnd_cv')} | "
+                       f"{_metric(cells, cc, cond, 'rexmt_data_pkts', 0)} |")
+    return out
+
+
+def _named_trials(run: Run) -> list[str]:
+    out = []
+    for cond in TESTS:
+        for cc in CCS:
+            t = run.median_trial(cc, cond)
+            if t is not None:
+                n = run.reference["tests"][cond]["figures"][cc]
+                out.append(f"- Fig. {n} ({cond}, {ww.LABEL[cc]}): {t.parent.name}/{t.name}")
+    return out
+
+
+def render(run: Run, claims: list[Verdict]) -> str:
+    facts = provenance_facts(run)
+    cells = run.cells_by_cc()
+    n_valid, expected = trial_counts(run)
+    out = [f"# Westwood+ vs CUBIC: reproduction verdict ({run.profile} profile)", "",
+           f"Cells measured: {len(run.cells)} of {len(run.cfg.cells_by_id)}; valid trials {n_valid} of "
+           f"{expected}. The report's claims: "
+           f"{claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(claims)))}.", ""]
+    out += incomplete_lines(run) + stale_lines(config_check(run))
+    out += ["## What the report leaves open, and what we chose", ""]
+    out += choices_lines(run)
+    out += ["", *claims_md.section(claims)]
+    out += ["## Throughput beside the report", ""]
+    for t in tables(run).values():
+        out += [to_markdown(t), ""]
+    out += ["## The congestion window per test", "",
+            "Trimmed means over the valid trials; cwnd figures from the first congestion event on.", "",
+            *_oscillation_table(run), "", "Figures 5-10 show, per test and algorithm:", "", *_named_trials(run), ""]
+    out += ["## Where Westwood+ overtakes CUBIC (beyond the report)", ""]
+    for name, spec in run.reference["sweeps"].items():
+        points = wm.sweep(cells, spec)
+        out.append(f"- {name} sweep: {wm.describe_sweep(points, spec['unit'])}.")
+        rows = [f"{p.x:g}: " + ", ".join(f"{ww.LABEL[cc]} {p.mean[cc]:.0f}" for cc in CCS if p.mean[cc] is not None)
+                for p in points if any(p.mean[cc] is not None for cc in CCS)]
+        if rows:
+            out.append(f"  - kbit/s by {spec['unit']}: " + "; ".join(rows))
+    mm = run.reference["mismatch"]
+    q = run.params.get(f"{mm['cc']}-{mm['condition']}", {}).get("queue_pkts")
+    out += ["", f"## Figure {mm['figure']}: the shaper queue that does not match the window", "",
+            f"The setting that causes it: the bottleneck queue holds {q} packets, more than the window the "
+            "end hosts' socket buffers let TCP reach, so the queue never overflows and the sender never "
+            "sees a loss: cwnd grows (in slow start, by one packet per ACK) while the queue and the RTT "
+            "grow with it, to seconds. Where cwnd falls, it is a spurious timeout (the RTT grows faster "
+            "than the retransmission timer follows), not a loss. The report met the effect with netem and "
+            "htb/tbf, whose queues were long enough to absorb the window; a queue sized to the path "
+            "(50 packets here) removes it.", ""]
+    out += ["## What differs from the report's testbed", "",
+            "- Report: Linux 2.6.32 laptops, dummynet for delay and loss, a MikroTik RB750 setting 10 Mbit/s "
+            "at layer 2, the tcp_probe module.",
+            *this_run_lines(facts, "the bottleneck is HTB + pfifo, netem for delay and loss, all in one kernel.")]
+    out += ["", "Known changes since 2.6.32:", "", *[f"- {line}" for line in CODE_SINCE_2_6_32]]
+    return "\n".join(out) + "\n"
+
+
+def write(run: Run) -> list[Path]:
+    claims = verdicts(run)
+    return write_verdict(run, claims, render(run, claims))

@@ -1,0 +1,21 @@
+"""`python -m analysis.wlan --profile P`: every table, figure and verdict of the paper from
+results/<P>/wlan into figures/wlan/<P>/ (cells not run are shown as missing)."""
+from __future__ import annotations
+
+import sys
+
+from analysis.wlan import plots, tables, verdict
+from analysis.wlan.run import Run
+from figures import provenance
+from figures.common import figures_main
+
+PARTS = [tables.write, plots.fig1_testbed, plots.curves, plots.fig5_scheduler, plots.beyond, verdict.write,
+         provenance.write]
+
+
+def main(argv: list[str] | None = None) -> int:
+    return figures_main("wlan", Run.load, PARTS, __doc__, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

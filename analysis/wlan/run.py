@@ -1,0 +1,60 @@
+"""What every 802.11b figure reads: the run's cells indexed by (scenario, variant, Q, M_t), the
+paper's figure definitions, one palette for AP buffers and one for scenarios, and a caption naming
+where each figure came from."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from analysis.wlan.claims import Cells
+from figures.common import PaperRun
+
+# One colour per AP buffer (packets) and per scenario, the same in every figure.
+Q_COLOURS = {5: "#8c564b", 10: "#d62728", 25: "#ff7f0e", 50: "#2ca02c", 100: "#1f77b4", 200: "#9467bd",
+             1000: "#17becf"}
+SCEN_COLOURS = {"dl1-ul1": "#1f77b4", "dl2-ul2": "#ff7f0e", "dl4-ul4": "#2ca02c", "dl4-ul1": "#9467bd",
+                "dl1-ul4": "#8c564b"}
+VARIANT_STYLE = {"fifo": {"color": "#7f7f7f", "marker": "s", "label": "FIFO"},
+                 "dataack": {"color": "#1f77b4", "marker": "o", "label": "DATA/ACK WRR 2:1"},
+                 "adaptive": {"color": "#d62728", "marker": "^", "label": "adaptive 2 N_down : N_up"},
+                 "dataack-ackq1000": {"color": "#2ca02c", "marker": "D", "label": "DATA/ACK, ACK queue 1000"}}
+
+
+class Run(PaperRun):
+    """One profile's 802.11b results."""
+
+    @classmethod
+    def load(cls, profile: str, results: Path, out: Path) -> Run:   # type: ignore[override]
+        return super().load("wlan", profile, results, out)
+
+    def index(self) -> Cells:
+        return Cells.from_cells(self.cells, self.params)
+
+    def trials_per_cell(self) -> str:
+        ns = sorted({c.get("n_valid", 0) for c in self.cells.values()})
+        return "/".join(str(n) for n in ns) or "0"
+
+    def caption(self, fig: Any, script: str, cells: str) -> None:
+        """Where the figure came from: the profile, the cells, the trials behind each point, the script."""
+        fig.text(0.01, -0.02, f"{self.profile} profile; cells {cells}; {self.trials_per_cell()} valid trial(s) per "
+                 f"cell (points: trimmed mean, bars: smallest to largest trial); figures/wlan/{script}",
+                 fontsize=6, color="#555555", va="top")
+
+    def first_trial(self, prefer: list[str]) -> Path | None:
+        """A valid trial of the first preferred cell-id prefix that was run (for the drawings)."""
+        for prefix in prefer:
+            for cell_id in sorted(self.cells):
+                if cell_id.startswith(prefix):
+                    trials = self.valid_trials(cell_id)
+                    if trials:
+                        return trials[0]
+        return None
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def q_colour(q: int) -> str:
+    return Q_COLOURS.get(q, "#333333")
