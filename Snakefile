@@ -51,13 +51,10 @@ try:                                                       # each validated befo
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 PY = sys.executable
-# Trials measured at once. A trial's host process mostly waits (on the VM, or on traffic), so trials
-# take no cores; they take lanes, which `--resources trial_lanes=N` overrides.
-if "trial_lanes" not in workflow.global_resources:
-    workflow.register_resource("trial_lanes", int(config["lanes"]))
-LANES = int(getattr(workflow.global_resources["trial_lanes"], "value", workflow.global_resources["trial_lanes"]))
-# What the plan's estimate assumes: real-time trials share the VM's vm_lanes, the others the cores.
-MEASURING = max(1, min(LANES, int(config.get("vm_lanes", LANES))))
+# Real-time trials take a lane each (rules/trials.smk: resources trial_lanes), capped by the
+# profiles' `resources: [trial_lanes=1]` or `--resources trial_lanes=N`; the plan's estimate assumes
+# `vm_lanes` of them measure at once.
+MEASURING = int(config["vm_lanes"])
 
 include: "rules/common.smk"
 
@@ -78,16 +75,15 @@ include: "rules/figures.smk"
 
 
 onstart:
-    from testbed.progress import scoped_to_targets, write_plan
-    # A simulated or virtual-time trial has no real-time traffic: its wall time is what the progress
-    # log measures. A cell may set its own duration (fixed-size transfers: the bound, an
+    from testbed.progress import write_plan
+    # The trials of the selected cells (`--config cells=...`) not yet done. A simulated or
+    # virtual-time trial has no real-time traffic: its wall time is what the progress log measures. A cell may set its own duration (fixed-size transfers: the bound, an
     # overestimate): "bounded".
     todo = [{"dir": str(Path(d).resolve()), "per_core": per_core(p, Path(d).parent.name),
              "duration_s": 0 if per_core(p, Path(d).parent.name)
              else PAPERS[p].duration_s(Path(d).parent.name, PROFILE),
              "bounded": "duration_s" in PAPERS[p].cells_by_id[Path(d).parent.name].scenario}
             for p in PAPERS for d in trial_dirs(p) if not Path(d, "summary.json").exists()]
-    todo = scoped_to_targets(todo, list(workflow.dag_settings.targets or ()), RESULTS)
     try:
         cores = int(workflow.cores)
     except WorkflowError:       # no --cores given: the estimate assumes one

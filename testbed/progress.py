@@ -22,26 +22,6 @@ def _share(trial: dict[str, Any], lanes: int, cores: int) -> int:
     return cores if trial.get("per_core") else lanes
 
 
-def scoped_to_targets(trials: list[dict[str, Any]], targets: list[str], results: Path) -> list[dict[str, Any]]:
-    """The trials a command asked for: those under the cells, trials or papers its targets name.
-
-    scripts/reference-run names one chunk of cells at a time (their cell.json); without this the plan
-    would count the whole paper. No targets (the default rule) or any target outside the results
-    (a figure, a rule name) needs every trial, so all are kept.
-    """
-    root = results.resolve()
-    scopes = []
-    for target in targets:
-        path = Path(target).resolve()
-        if root not in path.parents:
-            return trials
-        scopes.append(path.parent if path.suffix else path)
-    if not scopes:
-        return trials
-    return [t for t in trials
-            if any(scope == Path(t["dir"]) or scope in Path(t["dir"]).parents for scope in scopes)]
-
-
 def write_plan(results: Path, trials: list[dict[str, Any]], lanes: int, cores: int = 1) -> str:
     """trials: [{"dir": ..., "duration_s": ..., "per_core": bool, "bounded": bool}], only those not yet done.
 

@@ -32,7 +32,7 @@ def error_line(proc: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.mark.parametrize(("config", "says"), [
     (["papres=[wlan]", "papers=[wlan]"], "unknown key 'papres' (did you mean 'papers'?)"),
-    (["lanes=-3"], "field 'lanes': -3 is less than the minimum of 1"),
+    (["vm_lanes=-3"], "field 'vm_lanes': -3 is less than the minimum of 1"),
     (["max_attempts=-1"], "field 'max_attempts': -1"),
     (["max_attempts=0"], "field 'max_attempts': 0"),
     (["max_attempts=abc"], "field 'max_attempts': 'abc' is not of type 'integer'"),

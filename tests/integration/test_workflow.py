@@ -116,7 +116,7 @@ def test_simulated_and_virtual_time_trials_take_a_core_and_no_lane(tmp_path):
     def planned_resources(paper: str, lane: str | None = None) -> set[str]:
         cmd = [SNAKEMAKE, "--dry-run", "--nolock", "--cores", "2", "--directory", str(CHECKOUT),
                "--snakefile", str(CHECKOUT / "Snakefile"), "--config", f"papers=[{paper}]",
-               f"results={tmp_path}", "profile=smoke", "lanes=1"]
+               f"results={tmp_path}", "profile=smoke"]
         env = {k: v for k, v in os.environ.items() if k not in ("TCPREPRO_PAPER_DIR", "TCPREPRO_KERNEL")}
         if lane:
             env["TCPREPRO_KERNEL"] = lane
@@ -129,3 +129,17 @@ def test_simulated_and_virtual_time_trials_take_a_core_and_no_lane(tmp_path):
     assert planned_resources("wlan") == {"tmpdir=/tmp, trial_lanes=0"}
     assert planned_resources("westwood", "uml") == {"tmpdir=/tmp, trial_lanes=0"}
     assert planned_resources("westwood", "vm") == {"tmpdir=/tmp, trial_lanes=1"}
+
+
+def test_the_plan_counts_the_selected_cells_only(tmp_path):
+    """`--config cells=...` (scripts/reference-run's chunks) narrows the run and its plan alike."""
+    cells = "dl1-ul1-fifo-q100-mt1,dl1-ul1-fifo-q100-mt2"
+    cmd = [SNAKEMAKE, "--dry-run", "--nolock", "--cores", "2", "--directory", str(CHECKOUT),
+           "--snakefile", str(CHECKOUT / "Snakefile"), "--config", "papers=[wlan]", f"results={tmp_path}",
+           "profile=quick", f"cells={cells}"]
+    env = {k: v for k, v in os.environ.items() if k != "TCPREPRO_PAPER_DIR"}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    assert "[plan] profile quick: 2 trials to run" in out
+    assert sorted(re.findall(r"cell=(dl[\w-]+), k=1", out)) == sorted(cells.split(","))

@@ -47,25 +47,3 @@ def test_bounded_trials_are_estimated_by_the_share_of_their_bound_they_took(tmp_
     assert line.startswith("3 trials to run, 15.0 min of traffic at most;")
     line = progress.record_done(tmp_path, str(tmp_path / "b0"), wall_s=170, traffic_s=150)
     assert line == f"[progress] 1/3 trials done, about {2 * (150 + 20) / 60:.1f} min left"
-
-
-def test_the_plan_counts_only_the_cells_the_command_names(tmp_path: Path) -> None:
-    """A chunk of scripts/reference-run names cells by their cell.json: the plan holds their trials."""
-    grid = [{"dir": str(tmp_path / paper / cell / f"trial-{k}"), "duration_s": 60, "per_core": False}
-            for paper in ("a", "b") for cell in ("c1", "c2") for k in (1, 2)]
-    scoped = progress.scoped_to_targets(grid, [str(tmp_path / "a" / "c2" / "cell.json")], tmp_path)
-    assert [t["dir"] for t in scoped] == [str(tmp_path / "a" / "c2" / f"trial-{k}") for k in (1, 2)]
-    one = progress.scoped_to_targets(grid, [str(tmp_path / "b" / "c1" / "trial-2" / "summary.json")], tmp_path)
-    assert [t["dir"] for t in one] == [str(tmp_path / "b" / "c1" / "trial-2")]
-    paper = progress.scoped_to_targets(grid, [str(tmp_path / "b" / "cells.csv")], tmp_path)
-    assert len(paper) == 4 and all("/b/" in t["dir"] for t in paper)
-
-
-def test_a_target_outside_the_results_plans_every_trial(tmp_path: Path) -> None:
-    """The default rule, a figure or a rule name needs all trials: none are left out of the plan."""
-    grid = [{"dir": str(tmp_path / "results" / "a" / c / "trial-1"), "duration_s": 60} for c in ("c1", "c2")]
-    results = tmp_path / "results"
-    assert progress.scoped_to_targets(grid, [], results) == grid
-    assert progress.scoped_to_targets(grid, [str(tmp_path / "figures" / "a" / "fig1.pdf")], results) == grid
-    mixed = [str(results / "a" / "c1" / "cell.json"), "all"]
-    assert progress.scoped_to_targets(grid, mixed, results) == grid

@@ -20,7 +20,7 @@ def test_the_committed_defaults_pass() -> None:
 
 @pytest.mark.parametrize(("change", "says"), [
     ({"papres": ["wlan"]}, "unknown key 'papres' (did you mean 'papers'?)"),
-    ({"lanes": -3}, "field 'lanes': -3 is less than the minimum of 1"),
+    ({"vm_lanes": -3}, "field 'vm_lanes': -3 is less than the minimum of 1"),
     ({"max_attempts": -1}, "field 'max_attempts': -1 is less than the minimum of 1"),
     ({"max_attempts": 0}, "field 'max_attempts': 0 is less than the minimum of 1"),
     ({"max_attempts": "abc"}, "field 'max_attempts': 'abc' is not of type 'integer'"),
@@ -53,12 +53,12 @@ def test_a_config_file_s_yaml_error_is_named_by_line(tmp_path) -> None:
     from tcprepro.cli import main
 
     bad = tmp_path / "mine.yaml"
-    bad.write_text("profile: quick\npapers: [wlan\nlanes: 2\n")
+    bad.write_text("profile: quick\npapers: [wlan\nvm_lanes: 2\n")
     out_of_range = tmp_path / "lanes.yaml"
-    out_of_range.write_text("lanes: 0\n")
-    with pytest.raises(ConfigError, match=rf"^{bad}:3:6: not valid YAML: expected ',' or ']'"):
+    out_of_range.write_text("vm_lanes: 0\n")
+    with pytest.raises(ConfigError, match=rf"^{bad}:3:9: not valid YAML: expected ',' or ']'"):
         check_config_file(bad)
-    with pytest.raises(ConfigError, match=rf"^{out_of_range}: field 'lanes': 0 is less than the minimum of 1"):
+    with pytest.raises(ConfigError, match=rf"^{out_of_range}: field 'vm_lanes': 0 is less than the minimum of 1"):
         check_config_file(out_of_range)
     assert check_config_file(CONFIG_DIR / "collateral.yaml").endswith("paper collateral, 18 cells")
     assert main(["check-config", str(bad), str(CONFIG_DIR / "collateral.yaml")]) == 2
