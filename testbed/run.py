@@ -1,9 +1,9 @@
 """`tcprepro trial`: run one trial of one cell, measure on the right kernel, analyse on the host.
 
-Where the measurement runs is decided per cell by the doctor's plan: on the host when its kernel has
-every feature the cell needs, else in the VM lane (pinned Debian kernel). Either way the host does
-the analysis and decides validity; a trial whose fidelity checks fail is run again, and the failed
-attempts' records are kept under invalid-attempts/.
+Where the measurement runs is decided per cell by testbed/placement.py: on the host when its
+kernel has every feature the cell needs, else in the VM lane (pinned Debian kernel). Either way the
+host does the analysis and decides validity; a trial whose fidelity checks fail is run again, and
+the failed attempts' records are kept under invalid-attempts/.
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from typing import Any
 from tcprepro import CHECKOUT
 from tcprepro.config import ConfigError, load_paper, load_workflow
 from testbed import attempts, cleanup, progress
-from testbed.doctor import CannotRun
 from testbed.lanes import try_slot
+from testbed.placement import CannotRun
 
 log = logging.getLogger("tcprepro.trial")
 INTERRUPTED_CODES = {128 + 2, 128 + 15}   # the job ended by SIGINT or SIGTERM
@@ -52,7 +52,7 @@ def failed_log_path(final_dir: Path) -> Path:
 def _where(cell: Any) -> str:
     if os.environ.get("TCPREPRO_IN_VM") == "1" or os.environ.get("TCPREPRO_IN_UML") == "1":
         return "host"
-    from testbed.doctor import cell_where
+    from testbed.placement import cell_where
     return cell_where(cell)
 
 
