@@ -18,13 +18,13 @@ from testbed.kernel_features import Check
 
 def _runner_unavailable(exc: BaseException) -> Check:
     return Check("vm:runner", False, f"VM runner not available: {type(exc).__name__}: {exc}",
-                 "testbed/vm.py must import (it provides pinned_kernel and kvm_usable)")
+                 "testbed/vm_kernel.py must import (it provides pinned_kernel and kvm_usable)")
 
 
 def vm_runner_checks() -> tuple[list[Check], str | None]:
     """QEMU, vng, the pinned kernel (its release, for the static checks) and KVM-or-TCG."""
     try:
-        from testbed import vm
+        from testbed import vm_kernel
     except Exception as exc:
         return [_runner_unavailable(exc)], None
     qemu, vng = which("qemu-system-x86_64"), which("vng")
@@ -32,32 +32,32 @@ def vm_runner_checks() -> tuple[list[Check], str | None]:
                     "" if qemu else "make deps (Debian package qemu-system-x86)"),
               Check("vm:vng", bool(vng), vng or "vng not found", "" if vng else "make deps (PyPI virtme-ng)")]
     try:
-        kernel = vm.pinned_kernel()
+        kernel = vm_kernel.pinned_kernel()
     except Exception as exc:
         fix = "make deps (Debian package linux-image-amd64)"
         return [*checks, Check("vm:kernel", False, str(exc), fix)], None
     checks.append(Check("vm:kernel", True, f"{kernel.release} ({kernel.path})"))
     if qemu:
-        checks.append(_check_accel(vm))
+        checks.append(_check_accel(vm_kernel))
     return checks, kernel.release
 
 
-def _check_accel(vm: Any) -> Check:
+def _check_accel(vm_kernel: Any) -> Check:
     try:
-        kvm = vm.kvm_usable()
+        kvm = vm_kernel.kvm_usable()
     except Exception as exc:
         return Check("vm:accel", True, f"TCG (KVM test failed: {exc})")
     if kvm:
         return Check("vm:accel", True, "KVM")
-    return Check("vm:accel", True, f"TCG, ~30 s boot (KVM unusable: {_kvm_reason(vm)})")
+    return Check("vm:accel", True, f"TCG, ~30 s boot (KVM unusable: {_kvm_reason(vm_kernel)})")
 
 
-def _kvm_reason(vm: Any) -> str:
+def _kvm_reason(vm_kernel: Any) -> str:
     """The first line of why the VM runner's cached KVM test failed, if it kept one."""
     with contextlib.suppress(AttributeError, OSError, ValueError, KeyError):
-        detail = json.loads(Path(vm.KVM_CACHE).read_text())["detail"]
+        detail = json.loads(Path(vm_kernel.KVM_CACHE).read_text())["detail"]
         return detail.splitlines()[0]
-    return "see testbed/vm.py kvm_usable"
+    return "see testbed/vm_kernel.py kvm_usable"
 
 
 def uml_runner_checks() -> list[Check]:

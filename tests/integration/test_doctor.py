@@ -195,8 +195,8 @@ def test_results_cached_per_boot(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 
 def test_missing_vm_runner_degrades_to_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
     import testbed
-    monkeypatch.setitem(sys.modules, "testbed.vm", None)      # makes `from testbed import vm` fail...
-    monkeypatch.delattr(testbed, "vm", raising=False)         # ...also after another test imported it
+    monkeypatch.setitem(sys.modules, "testbed.vm_kernel", None)   # makes `from testbed import vm_kernel` fail...
+    monkeypatch.delattr(testbed, "vm_kernel", raising=False)      # ...also after another test imported it
     runner, release = runner_checks.vm_runner_checks()
     assert release is None and runner[0].name == "vm:runner"
     assert runner[0].detail.startswith("VM runner not available:")
@@ -213,7 +213,7 @@ def test_forced_host_fails_naming_what_is_missing() -> None:
 
 
 def test_collateral_runs_in_the_vm_here_without_the_uml_lane(pinned_release: str) -> None:
-    pytest.importorskip("testbed.vm", reason="testbed/vm.py (the VM runner) is not in the checkout yet")
+    pytest.importorskip("testbed.vm_kernel", reason="testbed/vm_kernel.py (the VM runner) is not in the checkout yet")
     if tc_accepts("root", "netem", "delay", "5ms"):
         pytest.skip("this host has netem: collateral may run on the host")
     survey = placement.take_survey(ccs={"newreno", "cubic", "htcp"})
@@ -233,7 +233,7 @@ def test_a_paper_runs_on_one_kernel(pinned_release: str) -> None:
     """Without the UML lane (its kernel cannot be built), Westwood's Test 1 needs no netem and would
     fit the host alone; its Tests 2-3 need the VM, so every cell goes there: cells compared with one
     another share the kernel and its CC code."""
-    pytest.importorskip("testbed.vm", reason="testbed/vm.py (the VM runner) is not in the checkout yet")
+    pytest.importorskip("testbed.vm_kernel", reason="testbed/vm_kernel.py (the VM runner) is not in the checkout yet")
     if tc_accepts("root", "netem", "delay", "5ms"):
         pytest.skip("this host has netem: westwood may run on the host")
     cfg = load_paper("westwood")
