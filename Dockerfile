@@ -46,7 +46,7 @@ RUN .venv/bin/python -m testbed.uml_kernel build \
  && rm -rf build/uml/sources build/uml/.lock
 
 COPY . .
-# The results folder is /repro/results: the VM lane shares it with the guest (testbed/vm.py).
+# The results folder is /repro/results: the VM lane shares it with the guest (testbed/shared_vm.py).
 RUN rm -rf results .snakemake \
  && make deps \
  && mkdir -p /repro/results /repro/figures \

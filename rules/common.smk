@@ -27,13 +27,13 @@ def cell_files(paper):
 
 @cache
 def lanes_of(paper):
-    """{cell: lane} of a measured paper (testbed/doctor.py: uml, host or vm; None where it cannot
+    """{cell: lane} of a measured paper (testbed/placement.py: uml, host or vm; None where it cannot
     run, which its trials then report). Simulated papers run on the host: "sim"."""
     if PAPERS[paper].simulated:
         return {c.cell_id: "sim" for c in PAPERS[paper].cells(PROFILE)}
-    from testbed import doctor
+    from testbed import placement
     try:
-        plan = doctor.plan(paper, PROFILE, survey=SURVEY())
+        plan = placement.plan(paper, PROFILE, survey=SURVEY())
     except Exception as exc:           # placement is the trial's own check too; it will say why
         print(f"[plan] {paper}: placement failed ({exc}); each trial checks again", file=sys.stderr)
         return {}
@@ -42,10 +42,10 @@ def lanes_of(paper):
 
 @cache
 def SURVEY():
-    from testbed import doctor
+    from testbed import placement
     ccs = {n.removeprefix("cc:") for p in PAPERS if not PAPERS[p].simulated
-           for c in PAPERS[p].cells_by_id.values() for n in doctor.needs(c.scenario) if n.startswith("cc:")}
-    return doctor.take_survey(ccs=ccs)
+           for c in PAPERS[p].cells_by_id.values() for n in placement.needs(c.scenario) if n.startswith("cc:")}
+    return placement.take_survey(ccs=ccs)
 
 
 def lane(paper, cell):

@@ -1,9 +1,9 @@
 """`tcprepro trial`: run one trial of one cell, measure on the right kernel, analyse on the host.
 
-Where the measurement runs is decided per cell by the doctor's plan: on the host when its kernel has
-every feature the cell needs, else in the VM lane (pinned Debian kernel). Either way the host does
-the analysis and decides validity; a trial whose fidelity checks fail is run again, and the failed
-attempts' records are kept under invalid-attempts/.
+Where the measurement runs is decided per cell by testbed/placement.py: on the host when its
+kernel has every feature the cell needs, else in the VM lane (pinned Debian kernel). Either way the
+host does the analysis and decides validity; a trial whose fidelity checks fail is run again, and
+the failed attempts' records are kept under invalid-attempts/.
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from typing import Any
 from tcprepro import CHECKOUT
 from tcprepro.config import ConfigError, load_paper, load_workflow
 from testbed import attempts, cleanup, progress
-from testbed.doctor import CannotRun
 from testbed.lanes import try_slot
+from testbed.placement import CannotRun
 
 log = logging.getLogger("tcprepro.trial")
 INTERRUPTED_CODES = {128 + 2, 128 + 15}   # the job ended by SIGINT or SIGTERM
@@ -52,7 +52,7 @@ def failed_log_path(final_dir: Path) -> Path:
 def _where(cell: Any) -> str:
     if os.environ.get("TCPREPRO_IN_VM") == "1" or os.environ.get("TCPREPRO_IN_UML") == "1":
         return "host"
-    from testbed.doctor import cell_where
+    from testbed.placement import cell_where
     return cell_where(cell)
 
 
@@ -64,7 +64,7 @@ def vm_slot(slots: int | None = None, lock_dir: Path | None = None,
     The workflow may run more trials than the VM measures at once: their host-side parts (start-up,
     the analysis) then overlap another trial's measurement instead of idling the VM. An flock, so a
     killed holder frees its slot; `busy(index)` says whether that holder's guest job still measures
-    (testbed/vm.py SharedVM.slot_in_use), and the slot is taken only once it has stopped."""
+    (testbed/shared_vm.py SharedVM.slot_in_use), and the slot is taken only once it has stopped."""
     n = slots or max(1, int(os.environ.get("TCPREPRO_VM_LANES") or load_workflow().get("vm_lanes", 1)))
     lock_dir = lock_dir or CHECKOUT / "results" / ".vm"
     while (slot := try_slot(lock_dir, "measure", n)) is None:
@@ -82,7 +82,7 @@ def exec_in_vm_slot(argv: list[str], cwd: Path, env: dict[str, str], checkout: P
                     slots: int | None = None) -> int:
     """Run argv in the VM lane holding a measurement slot; the job carries the slot's index, so a
     later holder of the slot waits for it even if this process is killed."""
-    from testbed.vm import SLOT_ENV, SharedVM
+    from testbed.shared_vm import SLOT_ENV, SharedVM
     lane = SharedVM(checkout)
     with vm_slot(slots, lane.state, busy=lane.slot_in_use) as index:
         return lane.exec(argv, cwd, {**env, SLOT_ENV: str(index)})
@@ -330,7 +330,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"error: TCPREPRO_BULK_GENERATOR={spec['bulk_generator']!r}: use iperf2 or iperf3", file=sys.stderr)
             return 2
     if where == "vm":
-        from testbed.vm import SharedVM
+        from testbed.shared_vm import SharedVM
         shared = SharedVM().results
         if not args.out.resolve().is_relative_to(shared):
             # The guest writes its trial where the host reads it only inside the folder it shares.

@@ -1,6 +1,6 @@
 """Guest side of the VM lane: runs the jobs that host callers drop into a shared spool directory.
 
-Started by ``vng --exec`` inside the VM (see testbed/vm.py). Standard library only and run by
+Started by ``vng --exec`` inside the VM (see testbed/shared_vm.py). Standard library only and run by
 path with ``python -S``, so it starts fast under TCG and imports nothing of the project. It exits,
 and so powers the VM off, on a stop request or after an idle period.
 

@@ -76,7 +76,7 @@ def host_env(paper_env):
     """paper_env pinned to the host kernel, for the tests that assert the host path. Skipped where
     the host cannot serve trials at all: an unprivileged container mounts /proc/sys read-only, so
     the workflow sends every trial to the VM there (test_vm_trial covers that path)."""
-    from testbed.doctor import check_sysctl_writable
+    from testbed.host_probes import check_sysctl_writable
 
     writable = check_sysctl_writable()
     if not writable.ok:

@@ -16,7 +16,8 @@ import pytest
 
 from tcprepro import CHECKOUT
 from tcprepro.config import load_paper
-from testbed import doctor
+from testbed import host_probes, kernel_config, placement, runner_checks
+from testbed.kernel_features import Check
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="needs root")]
 
@@ -55,8 +56,8 @@ def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def probed() -> dict[str, doctor.Check]:
-    return {c.name: c for c in doctor.probe_kernel()}
+def probed() -> dict[str, Check]:
+    return {c.name: c for c in host_probes.probe_kernel()}
 
 
 @pytest.fixture(scope="module")
@@ -71,37 +72,37 @@ def pinned_release() -> str:
     ("bfifo", ("root", "bfifo")), ("pfifo", ("root", "pfifo")), ("netem", ("root", "netem", "delay", "5ms")),
     ("ingress", ("ingress",)), ("prio", ("root", "prio")),
 ])
-def test_qdisc_probe_agrees_with_tc(probed: dict[str, doctor.Check], kind: str,
+def test_qdisc_probe_agrees_with_tc(probed: dict[str, Check], kind: str,
                                     args: tuple[str, ...]) -> None:
     assert probed[f"qdisc:{kind}"].ok == tc_accepts(*args), probed[f"qdisc:{kind}"]
 
 
 @pytest.mark.skipif(not MEASURED_HOST, reason="DESIGN.md's facts are for the 6.18 host without modules")
-def test_measured_host_facts(probed: dict[str, doctor.Check]) -> None:
+def test_measured_host_facts(probed: dict[str, Check]) -> None:
     assert probed["qdisc:htb"].ok and probed["netns+veth"].ok and probed["ifb"].ok and probed["bridge"].ok
     assert not probed["qdisc:netem"].ok and "unknown" in probed["qdisc:netem"].detail
-    assert not doctor.check_modules().ok
+    assert not host_probes.check_modules().ok
     # No tcp_htcp module here: H-TCP is this repo's BPF struct_ops, and nothing without BPF.
-    assert doctor.check_cc_host("htcp").detail.startswith("bpf:")
-    assert not doctor.check_cc_host("htcp", bpf_ok=False).ok
+    assert host_probes.check_cc_host("htcp").detail.startswith("bpf:")
+    assert not host_probes.check_cc_host("htcp", bpf_ok=False).ok
 
 
 def test_cc_verdicts_agree_with_proc() -> None:
     listed = set(AVAILABLE_CC.read_text().split())
     assert "cubic" in listed
-    cubic = doctor.check_cc_host("cubic")
+    cubic = host_probes.check_cc_host("cubic")
     assert cubic.ok and cubic.detail.startswith("builtin")
-    htcp = doctor.check_cc_host("htcp")
+    htcp = host_probes.check_cc_host("htcp")
     if "htcp" not in listed and not Path("/proc/modules").exists():
-        bpf_ok = doctor.check_bpf_prereqs().ok
+        bpf_ok = host_probes.check_bpf_prereqs().ok
         assert htcp.ok == bpf_ok and (htcp.detail.startswith("bpf:") if bpf_ok else bool(htcp.fix))
 
 
 def test_tracepoint_found_in_mounted_tracefs() -> None:
-    assert doctor.check_tracefs().ok
+    assert host_probes.check_tracefs().ok
     mounts = Path("/proc/mounts").read_text().split("\n")
     assert any(m.split()[1:3] == ["/sys/kernel/tracing", "tracefs"] for m in mounts if m)
-    assert doctor.check_tracepoint().ok == Path("/sys/kernel/tracing/events/tcp/tcp_probe/format").exists()
+    assert host_probes.check_tracepoint().ok == Path("/sys/kernel/tracing/events/tcp/tcp_probe/format").exists()
 
 
 def test_pinned_kernel_has_netem_and_htcp(pinned_release: str) -> None:
@@ -109,7 +110,7 @@ def test_pinned_kernel_has_netem_and_htcp(pinned_release: str) -> None:
     modules = Path("/lib/modules") / pinned_release
     assert "CONFIG_NET_SCH_NETEM=m" in config and any(modules.rglob("sch_netem.ko*"))
     assert any(modules.rglob("tcp_htcp.ko*"))
-    checks = {c.name: c for c in doctor.pinned_checks(pinned_release)}
+    checks = {c.name: c for c in kernel_config.pinned_checks(pinned_release)}
     assert checks["qdisc:netem"].ok and "sch_netem" in checks["qdisc:netem"].detail
     # its tcp_htcp has no switch for the adaptive backoff the registry turns off: BPF H-TCP serves
     assert checks["cc:htcp"].ok and checks["cc:htcp"].detail.startswith("bpf:"), checks["cc:htcp"]
@@ -124,7 +125,7 @@ def test_static_reading_notices_missing_module_and_option(tmp_path: Path) -> Non
         "# CONFIG_NET_SCH_PRIO is not set\n")
     (tmp_path / release).mkdir()
     (tmp_path / release / "modules.dep").write_text("kernel/net/sched/sch_tbf.ko:\n")
-    checks = {c.name: c for c in doctor.pinned_checks(release, boot=tmp_path, modules_root=tmp_path)}
+    checks = {c.name: c for c in kernel_config.pinned_checks(release, boot=tmp_path, modules_root=tmp_path)}
     assert checks["qdisc:htb"].ok and checks["qdisc:tbf"].ok
     assert not checks["qdisc:netem"].ok and "not installed" in checks["qdisc:netem"].detail
     assert not checks["qdisc:prio"].ok and checks["qdisc:prio"].fix
@@ -132,23 +133,23 @@ def test_static_reading_notices_missing_module_and_option(tmp_path: Path) -> Non
 
 def test_needs_follow_the_scenario() -> None:
     scenario = copy.deepcopy(load_paper("collateral").cells("quick")[0].scenario)
-    assert {"qdisc:netem", "qdisc:htb", "qdisc:bfifo", "tracepoint:tcp_probe"} <= doctor.needs(scenario)
+    assert {"qdisc:netem", "qdisc:htb", "qdisc:bfifo", "tracepoint:tcp_probe"} <= placement.needs(scenario)
     for direction in scenario["bottleneck"].values():
         direction.update(delay_ms=0, loss_pct=0)
-    assert "qdisc:netem" not in doctor.needs(scenario)
+    assert "qdisc:netem" not in placement.needs(scenario)
     scenario["bottleneck"]["reverse"]["loss_pct"] = 0.5
-    assert "qdisc:netem" in doctor.needs(scenario)
+    assert "qdisc:netem" in placement.needs(scenario)
     fwd = scenario["bottleneck"]["forward"]
     fwd["limit_packets"] = fwd.pop("limit_bytes")
-    assert {"qdisc:pfifo", "qdisc:bfifo"} <= doctor.needs(scenario)
+    assert {"qdisc:pfifo", "qdisc:bfifo"} <= placement.needs(scenario)
     scenario["flows"] = [{"kind": "bulk", "pair": 0, "cc": "westwood"}]
-    assert "cc:westwood" in doctor.needs(scenario) and "cc:htcp" not in doctor.needs(scenario)
+    assert "cc:westwood" in placement.needs(scenario) and "cc:htcp" not in placement.needs(scenario)
 
 
 def test_probes_leave_nothing_behind_and_are_quick() -> None:
     before_ns, before_links = netns_names(), root_links()
     started = os.times().elapsed
-    checks = doctor.probe_kernel()
+    checks = host_probes.probe_kernel()
     assert os.times().elapsed - started < 5
     assert next(c for c in checks if c.name == "qdisc:htb").ok    # so a namespace and veth really existed
     assert netns_names() - before_ns == set()
@@ -158,45 +159,45 @@ def test_probes_leave_nothing_behind_and_are_quick() -> None:
 def test_cleanup_on_failure_and_stale_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[set[str]] = []
 
-    def explode(ns: str, kind: str) -> doctor.Check:
+    def explode(ns: str, kind: str) -> Check:
         seen.append(netns_names())
         raise RuntimeError("probe failed midway")
 
-    monkeypatch.setattr(doctor, "_probe_qdisc", explode)
+    monkeypatch.setattr(host_probes, "_probe_qdisc", explode)
     with pytest.raises(RuntimeError):
-        doctor.probe_kernel()
-    scratch = f"{doctor.NETNS_PREFIX}{os.getpid()}"
+        host_probes.probe_kernel()
+    scratch = f"{host_probes.NETNS_PREFIX}{os.getpid()}"
     assert scratch in seen[0] and scratch not in netns_names()
     dead = subprocess.Popen(["true"])
     dead.wait()                                             # its pid names a run that died
-    stale = f"{doctor.NETNS_PREFIX}{dead.pid}"
+    stale = f"{host_probes.NETNS_PREFIX}{dead.pid}"
     subprocess.run(["ip", "netns", "add", stale], check=True)
     monkeypatch.undo()
-    doctor.probe_kernel()
+    host_probes.probe_kernel()
     assert stale not in netns_names()
 
 
 def test_results_cached_per_boot(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(doctor, "CACHE_PATH", tmp_path / "host-features.json")
-    first = doctor.cached_probe_kernel()
+    monkeypatch.setattr(host_probes, "CACHE_PATH", tmp_path / "host-features.json")
+    first = host_probes.cached_probe_kernel()
     key = json.loads((tmp_path / "host-features.json").read_text())["key"]
     assert key["boot_id"] == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     assert key["release"] == os.uname().release
 
-    def must_not_probe() -> list[doctor.Check]:
+    def must_not_probe() -> list[Check]:
         raise AssertionError("re-probed despite a cache for this boot")
 
-    monkeypatch.setattr(doctor, "probe_kernel", must_not_probe)
-    assert doctor.cached_probe_kernel() == first
+    monkeypatch.setattr(host_probes, "probe_kernel", must_not_probe)
+    assert host_probes.cached_probe_kernel() == first
     with pytest.raises(AssertionError):
-        doctor.cached_probe_kernel(refresh=True)
+        host_probes.cached_probe_kernel(refresh=True)
 
 
 def test_missing_vm_runner_degrades_to_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
     import testbed
-    monkeypatch.setitem(sys.modules, "testbed.vm", None)      # makes `from testbed import vm` fail...
-    monkeypatch.delattr(testbed, "vm", raising=False)         # ...also after another test imported it
-    runner, release = doctor.vm_runner_checks()
+    monkeypatch.setitem(sys.modules, "testbed.vm_kernel", None)   # makes `from testbed import vm_kernel` fail...
+    monkeypatch.delattr(testbed, "vm_kernel", raising=False)      # ...also after another test imported it
+    runner, release = runner_checks.vm_runner_checks()
     assert release is None and runner[0].name == "vm:runner"
     assert runner[0].detail.startswith("VM runner not available:")
 
@@ -208,23 +209,23 @@ def test_forced_host_fails_naming_what_is_missing() -> None:
     assert proc.returncode != 0
     summary = proc.stdout.strip().splitlines()[-1]
     assert summary.startswith("collateral: cannot run") and "qdisc:netem" in summary
-    assert ("cc:htcp" in summary) != doctor.check_bpf_prereqs().ok      # BPF H-TCP serves where it can
+    assert ("cc:htcp" in summary) != host_probes.check_bpf_prereqs().ok      # BPF H-TCP serves where it can
 
 
 def test_collateral_runs_in_the_vm_here_without_the_uml_lane(pinned_release: str) -> None:
-    pytest.importorskip("testbed.vm", reason="testbed/vm.py (the VM runner) is not in the checkout yet")
+    pytest.importorskip("testbed.vm_kernel", reason="testbed/vm_kernel.py (the VM runner) is not in the checkout yet")
     if tc_accepts("root", "netem", "delay", "5ms"):
         pytest.skip("this host has netem: collateral may run on the host")
-    survey = doctor.take_survey(ccs={"newreno", "cubic", "htcp"})
+    survey = placement.take_survey(ccs={"newreno", "cubic", "htcp"})
     survey.uml_release = None                        # as where its kernel cannot be built
-    p = doctor.plan("collateral", "quick", survey=survey, mode="auto")
+    p = placement.plan("collateral", "quick", survey=survey, mode="auto")
     assert p.cells and all(c.where == "vm" for c in p.cells), p.cells
     assert p.summary().startswith("collateral: runs in the VM (host lacks:")
     proc = run_cli("--paper", "collateral", TCPREPRO_KERNEL="vm")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "pinned VM kernel " + pinned_release in proc.stdout
-    lacks = doctor._union(p.cells, "host_lacks")     # netem, and whatever else this host lacks
-    assert "qdisc:netem" in lacks and ("cc:htcp" in lacks) != doctor.check_bpf_prereqs().ok
+    lacks = placement._union(p.cells, "host_lacks")     # netem, and whatever else this host lacks
+    assert "qdisc:netem" in lacks and ("cc:htcp" in lacks) != host_probes.check_bpf_prereqs().ok
     assert f"collateral: runs in the VM (host lacks: {lacks})" in proc.stdout
 
 
@@ -232,35 +233,35 @@ def test_a_paper_runs_on_one_kernel(pinned_release: str) -> None:
     """Without the UML lane (its kernel cannot be built), Westwood's Test 1 needs no netem and would
     fit the host alone; its Tests 2-3 need the VM, so every cell goes there: cells compared with one
     another share the kernel and its CC code."""
-    pytest.importorskip("testbed.vm", reason="testbed/vm.py (the VM runner) is not in the checkout yet")
+    pytest.importorskip("testbed.vm_kernel", reason="testbed/vm_kernel.py (the VM runner) is not in the checkout yet")
     if tc_accepts("root", "netem", "delay", "5ms"):
         pytest.skip("this host has netem: westwood may run on the host")
     cfg = load_paper("westwood")
     t1 = cfg.cells_by_id["cubic-t1"]
-    survey = doctor.take_survey(ccs={"cubic", "westwood"})
+    survey = placement.take_survey(ccs={"cubic", "westwood"})
     survey.uml_release = None                        # as where its kernel cannot be built
-    alone = doctor._place(doctor.needs(t1.scenario), survey, "auto")
+    alone = placement._place(placement.needs(t1.scenario), survey, "auto")
     if alone[1]:
         pytest.skip(f"this host lacks {alone[1]} even for Test 1: no cell of westwood fits it alone")
     assert alone[0] == "host", alone                  # on its own, Test 1 would run on the host
-    p = doctor.plan("westwood", "quick", survey=survey, mode="auto")
+    p = placement.plan("westwood", "quick", survey=survey, mode="auto")
     assert {c.cell_id: c.where for c in p.cells}["cubic-t1"] == "vm"
     assert all(c.where == "vm" for c in p.cells), p.cells
-    forced = doctor.plan("westwood", "quick", survey=survey, mode="host")
+    forced = placement.plan("westwood", "quick", survey=survey, mode="host")
     assert {c.cell_id: c.where for c in forced.cells}["cubic-t1"] == "host"   # a forced mode places cells alone
 
 
 def test_auto_places_measured_papers_on_the_virtual_time_lane() -> None:
     """With the UML lane available (built, or buildable here), it comes first: exact timing, and no
     load on the host can spoil a trial. A cell that needs a BPF object of its own cannot go there."""
-    survey = doctor.take_survey(ccs={"cubic", "westwood", "htcp"})
+    survey = placement.take_survey(ccs={"cubic", "westwood", "htcp"})
     if not all(c.ok for c in survey.uml_runner):
         pytest.skip(f"the UML lane is not available here: {[c for c in survey.uml_runner if not c.ok]}")
     for paper in ("collateral", "westwood", "ledbat"):
-        p = doctor.plan(paper, "quick", survey=survey, mode="auto")
+        p = placement.plan(paper, "quick", survey=survey, mode="auto")
         assert {c.where for c in p.cells} == {"uml"}, p.summary()
         assert "virtual-time lane" in p.summary()
     bpf_only = {**load_paper("collateral").cells_by_id["htcp-rtt50-f1"].scenario}
     bpf_only["flows"] = [{**bpf_only["flows"][0], "cc_impl": "bpf"}]
-    where, _, _, uml_lacks = doctor._place(doctor.needs(bpf_only), survey, "uml")
+    where, _, _, uml_lacks = placement._place(placement.needs(bpf_only), survey, "uml")
     assert where is None and uml_lacks == ["bpf:struct_ops"]

@@ -159,7 +159,7 @@ def test_missing_kernel_feature_fails_loudly(tmp_path, paper_env, nothing_left_b
     """Forced onto a host kernel without netem, a delay cell must refuse to run, naming netem."""
     import os
 
-    from testbed.doctor import probe_kernel
+    from testbed.host_probes import probe_kernel
     if {c.name: c for c in probe_kernel()}["qdisc:netem"].ok:
         pytest.skip("this kernel has netem")
     out = tmp_path / "vmsmoke" / "trial-1"

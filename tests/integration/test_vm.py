@@ -20,15 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from testbed.vm import (
-    KernelImage,
-    KernelNotFoundError,
-    SharedVM,
-    VMBootError,
-    VMConfig,
-    _group_members,
-    pinned_kernel,
-)
+from testbed.process_groups import group_members
+from testbed.shared_vm import SharedVM, VMConfig
+from testbed.vm_errors import KernelNotFoundError, VMBootError
+from testbed.vm_kernel import KernelImage, pinned_kernel
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -212,7 +207,7 @@ def test_stop_leaves_no_process(lane: SharedVM, checkout: Path) -> None:
     pid = lane.status()["pid"]  # type: ignore[index]
     assert lane.stop()
     assert lane.status() is None
-    assert _group_members(pid) == []
+    assert group_members(pid) == []
     assert _live_processes_mentioning(str(checkout)) == []
 
 
@@ -249,8 +244,8 @@ def test_killed_callers_share_one_boot_and_vm_goes_idle(tmp_path: Path) -> None:
         proc.kill()
         proc.wait()
     deadline = time.monotonic() + 60
-    while _group_members(pid) and time.monotonic() < deadline:
+    while group_members(pid) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert _group_members(pid) == [], "the VM did not power off after its callers died"
+    assert group_members(pid) == [], "the VM did not power off after its callers died"
     assert _live_processes_mentioning(str(co)) == []
     assert "host caller silent" in (co / "results/.vm/console.log").read_text()

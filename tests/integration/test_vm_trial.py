@@ -17,9 +17,11 @@ pytestmark = [pytest.mark.root, pytest.mark.vm]
 @pytest.fixture
 def vm_results():
     vm = pytest.importorskip("testbed.vm")
+    from testbed.vm_errors import KernelNotFoundError
+    from testbed.vm_kernel import pinned_kernel
     try:
-        vm.pinned_kernel()
-    except vm.KernelNotFoundError as exc:
+        pinned_kernel()
+    except KernelNotFoundError as exc:
         pytest.skip(str(exc))
     out = CHECKOUT / "results" / "test-vm"        # the VM writes only below results/
     shutil.rmtree(out, ignore_errors=True)

@@ -123,10 +123,11 @@ def test_before_the_build_the_fragment_promises_every_kernel_feature_a_measured_
     """A fresh machine plans from kernel/uml/config.fragment (the kernel is built by the workflow's
     first rule): options the fragment's tracers select must count, or every paper would fall back
     to the VM lane before the kernel exists."""
-    from testbed import doctor
+    from testbed import placement
+    from testbed.kernel_config import uml_checks
     monkeypatch.setattr(uml_kernel, "cached", lambda: None)
-    checks, release = doctor.uml_checks(ccs=doctor._paper_ccs(load_paper(paper).cells_by_id.values()))
-    need = {n for n in doctor.paper_needs(paper) if not n.startswith("tool:")}
+    checks, release = uml_checks(ccs=placement.paper_ccs(load_paper(paper).cells_by_id.values()))
+    need = {n for n in placement.paper_needs(paper) if not n.startswith("tool:")}
     missing = [c for c in checks if c.name in need and not c.ok]
     assert "not built yet" in release and not missing, missing
 
@@ -134,7 +135,7 @@ def test_before_the_build_the_fragment_promises_every_kernel_feature_a_measured_
 def test_a_checkout_the_guest_cannot_see_is_named_with_the_fix(tmp_path) -> None:
     """The guest mounts tmpfs on /tmp, /run, /var/tmp, /root and /dev/shm: a clone there (pytest's
     tmp_path is one) would fail at the guest's `cd` with no word of why."""
-    from testbed.doctor import check_uml_checkout
+    from testbed.runner_checks import check_uml_checkout
 
     hidden = check_uml_checkout(tmp_path)
     assert not hidden.ok and "/tmp" in hidden.detail and "$HOME" in hidden.fix

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from testbed.vm import SharedVM, VMInfo, _proc_stat, host_boot_id
+from testbed.process_groups import host_boot_id, proc_stat
+from testbed.shared_vm import SharedVM, VMInfo
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def stale_record(checkout: Path, pid: int, start_ticks: int, host_boot: str) -> 
 
 @pytest.mark.parametrize("which", ["reused pid", "earlier host boot"])
 def test_a_stale_record_does_not_touch_the_process_that_now_has_its_pid(tmp_path, bystander, which) -> None:
-    ticks = _proc_stat(bystander.pid)[1]
+    ticks = proc_stat(bystander.pid)[1]
     if which == "reused pid":
         lane = stale_record(tmp_path, bystander.pid, ticks - 1, host_boot_id())
     else:

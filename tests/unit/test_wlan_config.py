@@ -13,7 +13,8 @@ import yaml
 from analysis import validate
 from sim import build
 from tcprepro.config import NOT_PAPERS, ConfigError, load_paper
-from testbed import doctor
+from testbed import placement
+from testbed.kernel_features import Check
 
 ROOT = Path(__file__).resolve().parents[2]
 WLAN = ROOT / "config" / "wlan.yaml"
@@ -117,11 +118,11 @@ def test_missing_compiler_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_simulated_cells_run_on_the_host_in_every_mode() -> None:
     scenario = load_paper("wlan").cells_by_id["dl1-ul1-fifo-q100-mt1"].scenario
-    need = doctor.needs(scenario)
+    need = placement.needs(scenario)
     assert need == {"tool:ns3"}
-    ok = doctor.Check("tool:ns3", True, "libns3-dev 3.37")
-    survey = doctor.Survey({"tool:ns3": ok}, {"tool:ns3": ok}, [], "6.1.0", "6.1.0")
-    for mode in doctor.KERNEL_MODES:
-        assert doctor._place(need, survey, mode, need)[0] == "host"
-    missing = doctor.Survey({"tool:ns3": doctor.Check("tool:ns3", False, "no g++", build.FIX)}, {}, [], "6.1.0", None)
-    assert doctor._place(need, missing, "vm", need)[0] is None
+    ok = Check("tool:ns3", True, "libns3-dev 3.37")
+    survey = placement.Survey({"tool:ns3": ok}, {"tool:ns3": ok}, [], "6.1.0", "6.1.0")
+    for mode in placement.KERNEL_MODES:
+        assert placement._place(need, survey, mode, need)[0] == "host"
+    missing = placement.Survey({"tool:ns3": Check("tool:ns3", False, "no g++", build.FIX)}, {}, [], "6.1.0", None)
+    assert placement._place(need, missing, "vm", need)[0] is None

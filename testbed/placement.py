@@ -1,0 +1,268 @@
+"""Which lane (uml, host or vm) runs each cell of a paper, or what keeps it from every lane.
+
+A cell's scenario names the features it needs (`needs`); a Survey holds every lane's verdicts on
+them (testbed/host_probes.py, testbed/kernel_config.py, testbed/runner_checks.py); `plan` places a
+paper's cells on the first lane that has everything, all on one kernel where it can, since they are
+compared with one another. The workflow plans with it, and each trial places its own cell again
+(`cell_where`) before it measures.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cc import registry as cc_registry
+from tcprepro.config import is_simulated, load_paper
+from testbed.host_probes import host_checks
+from testbed.kernel_config import pinned_checks, uml_checks
+from testbed.kernel_features import Check, by_name
+from testbed.runner_checks import uml_runner_checks, vm_runner_checks
+
+KERNEL_MODES = ("auto", "host", "vm", "uml")
+LANES = ("uml", "host", "vm")
+# Under `auto`, the first lane that has everything a paper needs: virtual time first (exact, and no
+# load on the host can spoil a trial), then this kernel in real time, then the VM.
+AUTO_ORDER = ("uml", "host", "vm")
+SIMULATION_NEEDS = frozenset({"tool:ns3"})     # a simulated paper's cells: the simulator's toolchain only
+
+
+@dataclass
+class Survey:
+    """Each lane's checks by feature name, and whether the VM and UML runners can boot their kernels."""
+
+    host: dict[str, Check]
+    vm: dict[str, Check]
+    runner: list[Check]
+    host_release: str
+    vm_release: str | None
+    uml: dict[str, Check] = field(default_factory=dict)
+    uml_runner: list[Check] = field(default_factory=list)
+    uml_release: str | None = None
+
+    def lacks(self, lane: str, need: Iterable[str]) -> list[str]:
+        """What `lane` lacks of `need` (its runner's failed checks included)."""
+        if lane == "host":
+            return _lacks(self.host, need)
+        if lane == "vm":
+            runner_lacks = [c.name for c in self.runner if not c.ok]
+            return sorted({*runner_lacks, *(_lacks(self.vm, need) if self.vm_release else [])})
+        if not self.uml_release:
+            return ["uml:kernel"]
+        return sorted({*(c.name for c in self.uml_runner if not c.ok), *_lacks(self.uml, need)})
+
+
+def take_survey(refresh: bool = False, ccs: Iterable[str] = ()) -> Survey:
+    host = by_name(host_checks(refresh, ccs))
+    runner, release = vm_runner_checks()
+    vm = by_name(pinned_checks(release, host, ccs)) if release else {}
+    uml, uml_release = uml_checks(host, ccs)
+    return Survey(host, vm, runner, cc_registry.running_release(), release, by_name(uml), uml_runner_checks(),
+                  uml_release)
+
+
+def needs(scenario: dict[str, Any]) -> set[str]:
+    """Feature names a cell's scenario needs (netem only if some delay or loss is non-zero). A
+    simulated scenario needs only its simulator's toolchain, and never a kernel feature."""
+    if is_simulated(scenario):
+        return set(SIMULATION_NEEDS)
+    need = {"root", "sysctl:writable", "netns+veth", "qdisc:htb", "tracefs", "tracepoint:tcp_probe", "tool:mininet",
+            "tool:ip", "tool:tc", "tool:ping", "tool:ethtool"}
+    for direction in scenario["bottleneck"].values():
+        if float(direction.get("delay_ms") or 0) > 0 or float(direction.get("loss_pct") or 0) > 0:
+            need.add("qdisc:netem")
+        need.add("qdisc:bfifo" if "limit_bytes" in direction else "qdisc:pfifo")
+    for flow in scenario["flows"]:
+        if flow["kind"] == "bulk":
+            need |= {f"cc:{flow['cc']}", "tool:iperf3"}
+    if scenario.get("keep_pcap"):
+        need |= {"tool:tcpdump", "tool:tcptrace"}
+    if any(f["kind"] == "bulk" and (f.get("cc_impl") == "bpf" or f.get("cc_params")) for f in scenario["flows"]):
+        need.add("bpf:struct_ops")          # per-flow parameters and forced BPF exist only as BPF objects
+    return need
+
+
+def _absent(name: str) -> Check:
+    if name.startswith("cc:"):
+        return Check(name, False, "not checked", f"add {name[3:]} to config/congestion_controls.yaml")
+    return Check(name, False, "not checked")
+
+
+def _lacks(checks: dict[str, Check], need: Iterable[str]) -> list[str]:
+    return sorted(n for n in need if not checks.get(n, _absent(n)).ok)
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    cell_id: str
+    where: str | None              # "uml", "host", "vm", or None: runnable on none
+    host_lacks: tuple[str, ...]
+    vm_lacks: tuple[str, ...]
+    uml_lacks: tuple[str, ...] = ()
+
+
+@dataclass
+class Plan:
+    paper: str
+    profile: str
+    mode: str                      # TCPREPRO_KERNEL (or the paper's `lane`): auto, host, vm or uml
+    cells: list[CellPlan]
+    fixes: dict[str, str] = field(default_factory=dict)   # missing feature -> fix
+
+    @property
+    def runnable(self) -> bool:
+        return all(c.where for c in self.cells)
+
+    def summary(self) -> str:
+        """One line: where the paper runs, or why it cannot."""
+        return f"{self.paper}: {_summary_body(self)}"
+
+
+def _union(cells: Iterable[CellPlan], attr: str) -> str:
+    return ", ".join(sorted({n for c in cells for n in getattr(c, attr)}))
+
+
+LANE_PHRASES = {"uml": "on the virtual-time lane (UML)", "host": "on the host", "vm": "in the VM"}
+
+
+def _summary_body(plan: Plan) -> str:
+    stuck = [c for c in plan.cells if not c.where]
+    if stuck:
+        return _cannot_run(plan, stuck)
+    by_lane = {lane: [c for c in plan.cells if c.where == lane] for lane in LANES}
+    used = [lane for lane in LANES if by_lane[lane]]
+    if used == ["host"]:
+        return "runs on the host"
+    parts = [LANE_PHRASES[lane] + (f" ({len(by_lane[lane])} cells)" if len(used) > 1 else "") for lane in used]
+    host_lacks = _union([c for c in plan.cells if c.where != "host"], "host_lacks")
+    return "runs " + " and ".join(parts) + (f" (host lacks: {host_lacks})" if host_lacks else "")
+
+
+def _cannot_run(plan: Plan, stuck: list[CellPlan]) -> str:
+    count = f"{len(stuck)} of {len(plan.cells)} cells"
+    host_lacks = _union(stuck, "host_lacks")
+    if plan.mode == "host":
+        why = f"TCPREPRO_KERNEL=host but the host lacks {host_lacks}"
+        if not any(c.vm_lacks for c in stuck):
+            return f"cannot run: {why} ({count}). Fix: unset TCPREPRO_KERNEL: the pinned VM kernel has them"
+    elif plan.mode == "vm":
+        why = f"TCPREPRO_KERNEL=vm but the VM lacks {_union(stuck, 'vm_lacks')}"
+    elif plan.mode == "uml":
+        why = f"the UML lane lacks {_union(stuck, 'uml_lacks')}"
+        fixes = "; ".join(f"{n}: {plan.fixes[n]}" for n in sorted({n for c in stuck for n in c.uml_lacks})
+                          if plan.fixes.get(n))
+        return f"cannot run: {why} ({len(stuck)} of {len(plan.cells)} cells)" + (f". Fix: {fixes}" if fixes else "")
+    else:
+        why = f"host lacks {host_lacks}; VM lacks {_union(stuck, 'vm_lacks')}"
+    # Forced to the host, the host's gaps matter; otherwise what stops the VM fallback does.
+    missing = {n for c in stuck for n in (c.host_lacks if plan.mode == "host" else c.vm_lacks)}
+    fixes = "; ".join(f"{n}: {plan.fixes[n]}" for n in sorted(missing) if plan.fixes.get(n))
+    return f"cannot run: {why} ({count})" + (f". Fix: {fixes}" if fixes else "")
+
+
+def kernel_mode() -> str:
+    mode = os.environ.get("TCPREPRO_KERNEL", "auto").strip().lower() or "auto"
+    if mode not in KERNEL_MODES:
+        raise ValueError(f"TCPREPRO_KERNEL={mode!r}: choose one of {', '.join(KERNEL_MODES)}")
+    return mode
+
+
+def paper_needs(paper: str) -> set[str]:
+    """What every cell of a paper needs together (all matrix cells, whatever the profile)."""
+    return {n for c in load_paper(paper).cells_by_id.values() for n in needs(c.scenario)}
+
+
+def _place(need: set[str], survey: Survey, mode: str,
+           together: set[str] | None = None) -> tuple[str | None, list[str], list[str], list[str]]:
+    """(lane, host lacks, VM lacks, UML lacks) for one cell. Under `auto` the first lane of
+    AUTO_ORDER that has everything, and `together` (the paper's needs) decides: a paper's cells are
+    compared with one another, so all of them run on one kernel (the congestion controls' code and
+    the emulator differ between lanes); a forced mode places the cell alone, on that lane. A
+    simulated cell (it needs only tool:ns3) runs on the host whatever the mode: no kernel is under test."""
+    if need == SIMULATION_NEEDS:
+        host_lacks = _lacks(survey.host, need)
+        return (None if host_lacks else "host"), host_lacks, host_lacks, host_lacks
+    if mode == "auto" and together:
+        placed = _place(need | together, survey, mode)
+        if placed[0] is not None:
+            return placed
+    lacks = {lane: survey.lacks(lane, need) for lane in LANES}
+    order = AUTO_ORDER if mode == "auto" else (mode,)
+    where = next((lane for lane in order if not lacks[lane]), None)
+    return where, lacks["host"], lacks["vm"], lacks["uml"]
+
+
+def paper_mode(cfg: Any) -> str:
+    """TCPREPRO_KERNEL if set, else the lane the paper's config names (`lane`), else auto."""
+    mode = kernel_mode()
+    return cfg.data.get("lane", "auto") if mode == "auto" else mode
+
+
+def plan(paper: str, profile: str = "quick", survey: Survey | None = None, mode: str | None = None) -> Plan:
+    """Where each cell of `paper` runs: the first lane that has everything it needs, else nowhere."""
+    cfg = load_paper(paper)
+    cells = cfg.cells(profile)
+    mode = mode or paper_mode(cfg)
+    survey = survey or take_survey(ccs=paper_ccs(cfg.cells_by_id.values()))
+    together = paper_needs(paper)
+    placed = []
+    for cell in cells:
+        where, host_lacks, vm_lacks, uml_lacks = _place(needs(cell.scenario), survey, mode, together)
+        placed.append(CellPlan(cell.cell_id, where, tuple(host_lacks), tuple(vm_lacks), tuple(uml_lacks)))
+    fixes = {n: fix_for(survey.host.get(n, _absent(n)), vm_check(survey, n))
+             for c in placed for n in {*c.host_lacks, *c.vm_lacks}}
+    fixes.update({n: _uml_check(survey, n).fix for c in placed for n in c.uml_lacks if _uml_check(survey, n).fix})
+    return Plan(cfg.name, profile, mode, placed, fixes)
+
+
+class CannotRun(RuntimeError):
+    """Neither the host kernel nor the VM can run a cell; the message names what is missing."""
+
+
+def cell_where(cell: Any) -> str:
+    """Where one cell runs now: 'uml', 'host' or 'vm' (raises CannotRun naming the missing features)."""
+    together = paper_needs(cell.paper)
+    survey = take_survey(ccs={n.removeprefix("cc:") for n in together if n.startswith("cc:")})
+    mode = paper_mode(load_paper(cell.paper))
+    where, host_lacks, vm_lacks, uml_lacks = _place(needs(cell.scenario), survey, mode, together)
+    if where is None:
+        if mode == "uml":
+            fixes = "; ".join(f"{n}: {_uml_check(survey, n).fix}" for n in uml_lacks)
+            raise CannotRun(f"cell {cell.cell_id} cannot run on the UML lane: it lacks {', '.join(uml_lacks)}. "
+                            f"Fix: {fixes}")
+        fixes = "; ".join(f"{n}: {fix_for(survey.host.get(n, _absent(n)), vm_check(survey, n))}"
+                          for n in sorted({*host_lacks, *vm_lacks}))
+        raise CannotRun(f"cell {cell.cell_id} cannot run (TCPREPRO_KERNEL={mode}): host lacks "
+                        f"{', '.join(host_lacks) or 'nothing'}; VM lacks {', '.join(vm_lacks) or 'nothing'}. "
+                        f"Fix: {fixes}")
+    return where
+
+
+def paper_ccs(cells: Iterable[Any]) -> set[str]:
+    return {n.removeprefix("cc:") for c in cells for n in needs(c.scenario) if n.startswith("cc:")}
+
+
+def _uml_check(survey: Survey, name: str) -> Check:
+    runner = by_name(survey.uml_runner)
+    return runner.get(name) or survey.uml.get(name, _absent(name))
+
+
+def vm_check(survey: Survey, name: str) -> Check | None:
+    if name.startswith("uml:"):
+        return None
+    runner = by_name(survey.runner)
+    if name in runner:
+        return runner[name]
+    return survey.vm.get(name, _absent(name)) if survey.vm_release else None
+
+
+def fix_for(host: Check | None, vm: Check | None) -> str:
+    """The fix column: nothing if the host has it, 'runs in the VM' if the pinned kernel has it."""
+    if host is not None and host.ok:
+        return ""
+    if host is None:
+        return "" if vm is None or vm.ok else vm.fix
+    if vm is not None and vm.ok:
+        return f"runs in the VM: the pinned kernel has {vm.detail}"
+    return "; ".join(dict.fromkeys(f for f in (host.fix, vm.fix if vm else "") if f))

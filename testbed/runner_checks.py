@@ -1,0 +1,95 @@
+"""Whether this host can start each lane's guests, whatever their kernels offer.
+
+The VM lane needs QEMU, virtme-ng, the pinned kernel image and an accelerator (KVM, else TCG); the
+UML lane its kernel (built, or buildable here), the tools its guest's init takes from the host, and
+a checkout the guest can see. A lane whose runner cannot start serves no cell.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+from tcprepro import CHECKOUT
+from testbed.host_probes import which
+from testbed.kernel_features import Check
+
+
+def _runner_unavailable(exc: BaseException) -> Check:
+    return Check("vm:runner", False, f"VM runner not available: {type(exc).__name__}: {exc}",
+                 "testbed/vm_kernel.py must import (it provides pinned_kernel and kvm_usable)")
+
+
+def vm_runner_checks() -> tuple[list[Check], str | None]:
+    """QEMU, vng, the pinned kernel (its release, for the static checks) and KVM-or-TCG."""
+    try:
+        from testbed import vm_kernel
+    except Exception as exc:
+        return [_runner_unavailable(exc)], None
+    qemu, vng = which("qemu-system-x86_64"), which("vng")
+    checks = [Check("vm:qemu", bool(qemu), qemu or "qemu-system-x86_64 not found",
+                    "" if qemu else "make deps (Debian package qemu-system-x86)"),
+              Check("vm:vng", bool(vng), vng or "vng not found", "" if vng else "make deps (PyPI virtme-ng)")]
+    try:
+        kernel = vm_kernel.pinned_kernel()
+    except Exception as exc:
+        fix = "make deps (Debian package linux-image-amd64)"
+        return [*checks, Check("vm:kernel", False, str(exc), fix)], None
+    checks.append(Check("vm:kernel", True, f"{kernel.release} ({kernel.path})"))
+    if qemu:
+        checks.append(_check_accel(vm_kernel))
+    return checks, kernel.release
+
+
+def _check_accel(vm_kernel: Any) -> Check:
+    try:
+        kvm = vm_kernel.kvm_usable()
+    except Exception as exc:
+        return Check("vm:accel", True, f"TCG (KVM test failed: {exc})")
+    if kvm:
+        return Check("vm:accel", True, "KVM")
+    return Check("vm:accel", True, f"TCG, ~30 s boot (KVM unusable: {_kvm_reason(vm_kernel)})")
+
+
+def _kvm_reason(vm_kernel: Any) -> str:
+    """The first line of why the VM runner's cached KVM test failed, if it kept one."""
+    with contextlib.suppress(AttributeError, OSError, ValueError, KeyError):
+        detail = json.loads(Path(vm_kernel.KVM_CACHE).read_text())["detail"]
+        return detail.splitlines()[0]
+    return "see testbed/vm_kernel.py kvm_usable"
+
+
+def uml_runner_checks() -> list[Check]:
+    """The kernel (built, or buildable here: the workflow builds it first) and the tools a guest's
+    init needs from the host."""
+    from testbed import uml_kernel
+    built = uml_kernel.cached()
+    if built is not None:
+        kernel = Check("uml:kernel", True, f"{built.release} ({built.path})")
+    else:
+        missing = uml_kernel.missing_tools()
+        kernel = (Check("uml:kernel", False, f"not built, and building it needs {', '.join(missing)}",
+                        f"make deps (Debian packages {' '.join(missing)})") if missing else
+                  Check("uml:kernel", True, "not built yet: the workflow builds it first (about 5 min on 2 cores; "
+                        "python -m testbed.uml_kernel build)"))
+    tools = [Check("uml:busybox", bool(which("busybox")), "the guest's init powers off with busybox",
+                   "" if which("busybox") else "make deps (Debian package busybox-static)"),
+             Check("uml:setpriv", bool(which("setpriv")), "ties a guest's life to its trial's",
+                   "" if which("setpriv") else "make deps (Debian package util-linux)")]
+    return [kernel, *tools, check_uml_checkout()]
+
+
+# The guest's init mounts a fresh tmpfs on these (testbed/uml_init): what lies below them on the host
+# is invisible in the guest.
+UML_GUEST_TMPFS = (Path("/tmp"), Path("/run"), Path("/var/tmp"), Path("/root"), Path("/dev/shm"))
+
+
+def check_uml_checkout(checkout: Path = CHECKOUT) -> Check:
+    """The guest runs the checkout's code and venv from the host's / : not from a folder it hides."""
+    real = checkout.resolve()
+    hidden = next((d for d in UML_GUEST_TMPFS if real == d or d in real.parents), None)
+    if hidden is None:
+        return Check("uml:checkout", True, f"{real} is visible in the guest")
+    return Check("uml:checkout", False, f"{real} is under {hidden}, which the guest mounts empty (tmpfs)",
+                 f"clone the repository outside {', '.join(map(str, UML_GUEST_TMPFS))} (e.g. under $HOME or /srv)")
