@@ -121,7 +121,7 @@ def ratio_figure(run: Run, fid: str, spec: dict[str, Any]) -> list[Path]:
         _mt_axis(ax, cells)
         ax.legend(fontsize=7, title="AP buffer (packets)", title_fontsize=7)
     fig.suptitle(f"Fig. {int(fid[3:])}: {spec['title']}", fontsize=10)
-    run.caption(fig, "curves.py", f"{'/'.join(scens)}-{spec['variant']}-q*-mt*")
+    run.caption(fig, "ratio_figure", f"{'/'.join(scens)}-{spec['variant']}-q*-mt*")
     return run.save(fig, fid)
 
 
@@ -145,7 +145,7 @@ def goodput_figure(run: Run, fid: str, spec: dict[str, Any]) -> list[Path]:
     _mt_axis(ax, cells)
     ax.legend(fontsize=7, ncol=2)
     fig.suptitle(f"Fig. {int(fid[3:])}: {spec['title']}", fontsize=10)
-    run.caption(fig, "curves.py", f"{'/'.join(scens)}-{spec['variant']}-q{q}-mt*")
+    run.caption(fig, "goodput_figure", f"{'/'.join(scens)}-{spec['variant']}-q{q}-mt*")
     return run.save(fig, fid)
 
 
@@ -167,7 +167,7 @@ def loss_figure(run: Run, fid: str, spec: dict[str, Any]) -> list[Path]:
         _mt_axis(ax, cells)
         ax.legend(fontsize=7, title="AP buffer (packets)", title_fontsize=7)
     fig.suptitle(f"Fig. {int(fid[3:])}: {spec['title']} (retransmitted / sent DATA segments)", fontsize=10)
-    run.caption(fig, "curves.py", f"{scen}-{spec['variant']}-q*-mt*")
+    run.caption(fig, "loss_figure", f"{scen}-{spec['variant']}-q*-mt*")
     return run.save(fig, fid)
 
 
@@ -272,7 +272,7 @@ def adaptive(run: Run) -> list[Path]:
         _mt_axis(ax, cells)
         ax.legend(fontsize=7)
     fig.suptitle("Beyond the paper: adaptive DATA/ACK weights on asymmetric scenarios", fontsize=10)
-    run.caption(fig, "beyond.py", f"{'/'.join(scens)}-{{{','.join(spec['variants'])}}}-q{spec['q']}-mt*")
+    run.caption(fig, "adaptive", f"{'/'.join(scens)}-{{{','.join(spec['variants'])}}}-q{spec['q']}-mt*")
     return run.save(fig, "beyond_adaptive")
 
 
@@ -299,7 +299,7 @@ def ack_queue(run: Run) -> list[Path]:
         _mt_axis(bottom, cells)
     fig.suptitle("Beyond the paper: ACKs dropped at the AP let the uplink escape the scheduler's ACK-rate throttle",
                  fontsize=10)
-    run.caption(fig, "beyond.py", f"{'/'.join(scens)}-{{{','.join(spec['variants'])}}}-q{spec['q']}-mt*")
+    run.caption(fig, "ack_queue", f"{'/'.join(scens)}-{{{','.join(spec['variants'])}}}-q{spec['q']}-mt*")
     return run.save(fig, "beyond_ack_queue")
 
 

@@ -35,10 +35,10 @@ class Run(PaperRun):
         ns = sorted({c.get("n_valid", 0) for c in self.cells.values()})
         return "/".join(str(n) for n in ns) or "0"
 
-    def caption(self, fig: Any, script: str, cells: str) -> None:
-        """Where the figure came from: the profile, the cells, the trials behind each point, the script."""
+    def caption(self, fig: Any, drawn_by: str, cells: str) -> None:
+        """Where the figure came from: the profile, the cells, the trials behind each point, the code."""
         fig.text(0.01, -0.02, f"{self.profile} profile; cells {cells}; {self.trials_per_cell()} valid trial(s) per "
-                 f"cell (points: trimmed mean, bars: smallest to largest trial); figures/wlan/{script}",
+                 f"cell (points: trimmed mean, bars: smallest to largest trial); analysis/wlan/plots.py {drawn_by}",
                  fontsize=6, color="#555555", va="top")
 
     def first_trial(self, prefer: list[str]) -> Path | None:
