@@ -12,8 +12,8 @@ from analysis.collateral.tables import tables
 from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
 from figures import claims as claims_md
-from figures.common import incomplete_lines, provenance_facts, this_run_lines, trial_counts, write_verdict
-from figures.provenance import config_check, stale_lines
+from figures.common import provenance_facts, this_run_lines, write_verdict
+from figures.verdict_head import verdict_head
 
 # What is known to differ from the paper's Linux 2.6.25 senders, independent of this run.
 CODE_SINCE_2_6_25 = [
@@ -76,12 +76,8 @@ def verdicts(run: Run) -> list[Verdict]:
 
 def render(run: Run, claims: list[Verdict]) -> str:
     facts = provenance_facts(run)
-    n_valid, expected = trial_counts(run)
-    out = [f"# Collateral Damage: reproduction verdict ({run.profile} profile)", "",
-           f"Cells measured: {len(run.cells)} of {len(run.cfg.cells_by_id)} "
-           f"({', '.join(sorted(run.cells)) or 'none'}); valid trials {n_valid} of {expected}. "
-           f"The paper's claims: {claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(claims)))}.", ""]
-    out += incomplete_lines(run) + stale_lines(config_check(run))
+    out = verdict_head(run, claims, "Collateral Damage", f"Cells measured: {len(run.cells)} of "
+                       f"{len(run.cfg.cells_by_id)} ({', '.join(sorted(run.cells)) or 'none'})")
     out += claims_md.section(claims)
     out += ["## Tables beside the paper", ""]
     for t in tables(run).values():

@@ -14,13 +14,11 @@ from analysis.verdicts import Verdict
 from figures import claims as claims_md
 from figures.common import (
     choices_lines,
-    incomplete_lines,
     provenance_facts,
     this_run_lines,
-    trial_counts,
     write_verdict,
 )
-from figures.provenance import config_check, stale_lines
+from figures.verdict_head import verdict_head
 
 PAPER_TESTBED = [
     "- Paper: the authors' LEDBAT Linux module (1000 Hz timer, 1-ms timestamps) inside the IKR SimLib "
@@ -79,12 +77,8 @@ def _lone_queue_lines(run: Run) -> list[str]:
 
 def render(run: Run, claims: list[Verdict]) -> str:
     facts = provenance_facts(run)
-    n_valid, expected = trial_counts(run)
-    out = [f"# LEDBAT decrease schemes: reproduction verdict ({run.profile} profile)", "",
-           f"Cells measured: {len(run.cells)} of the profile's {len(run.profile_cells())}; valid trials {n_valid} "
-           f"of {expected}. The paper's claims: "
-           f"{claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(claims)))}.", ""]
-    out += incomplete_lines(run) + stale_lines(config_check(run))
+    out = verdict_head(run, claims, "LEDBAT decrease schemes",
+                       f"Cells measured: {len(run.cells)} of the profile's {len(run.profile_cells())}")
     out += ["## What the paper leaves open, and what we chose", ""]
     out += choices_lines(run)
     out += ["", *claims_md.section(claims)]

@@ -14,13 +14,11 @@ from analysis.westwood.tables import tables
 from figures import claims as claims_md
 from figures.common import (
     choices_lines,
-    incomplete_lines,
     provenance_facts,
     this_run_lines,
-    trial_counts,
     write_verdict,
 )
-from figures.provenance import config_check, stale_lines
+from figures.verdict_head import verdict_head
 
 # What is known to differ from the report's Linux 2.6.32 senders, independent of this run.
 CODE_SINCE_2_6_32 = [
@@ -74,12 +72,8 @@ def _named_trials(run: Run) -> list[str]:
 def render(run: Run, claims: list[Verdict]) -> str:
     facts = provenance_facts(run)
     cells = run.cells_by_cc()
-    n_valid, expected = trial_counts(run)
-    out = [f"# Westwood+ vs CUBIC: reproduction verdict ({run.profile} profile)", "",
-           f"Cells measured: {len(run.cells)} of {len(run.cfg.cells_by_id)}; valid trials {n_valid} of "
-           f"{expected}. The report's claims: "
-           f"{claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(claims)))}.", ""]
-    out += incomplete_lines(run) + stale_lines(config_check(run))
+    out = verdict_head(run, claims, "Westwood+ vs CUBIC", f"Cells measured: {len(run.cells)} of "
+                       f"{len(run.cfg.cells_by_id)}", whose="report")
     out += ["## What the report leaves open, and what we chose", ""]
     out += choices_lines(run)
     out += ["", *claims_md.section(claims)]

@@ -13,8 +13,8 @@ from analysis.wlan import claims as wlan_claims
 from analysis.wlan.run import Run
 from analysis.wlan.tables import tables
 from figures import claims as claims_md
-from figures.common import choices_lines, incomplete_lines, trial_counts, write_verdict
-from figures.provenance import config_check, stale_lines
+from figures.common import choices_lines, write_verdict
+from figures.verdict_head import verdict_head
 
 # What a simulation cannot carry over from the paper's hardware, independent of this run.
 DIFFERENCES = [
@@ -75,14 +75,12 @@ def simulator_lines(run: Run) -> list[str]:
 
 
 def render(run: Run, claims: list[Verdict]) -> str:
-    n_valid, expected = trial_counts(run)
     same = identical_cells(run)
-    out = [f"# 802.11b uplink/downlink fairness: reproduction verdict ({run.profile} profile)", "",
-           f"Cells simulated: {len(run.cells)} of {len(run.cfg.cells_by_id)}; valid trials {n_valid} of {expected}. "
-           f"The paper's claims: {claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(claims)))}.", "",
-           "The testbed is ns-3 3.37's 802.11 DCF model compiled from sim/wlan/ (figures/wlan/README.md says how "
-           "each number is computed and which modelling choices matter).", ""]
-    out += incomplete_lines(run) + stale_lines(config_check(run))
+    out = verdict_head(run, claims, "802.11b uplink/downlink fairness",
+                       f"Cells simulated: {len(run.cells)} of {len(run.cfg.cells_by_id)}",
+                       note=["The testbed is ns-3 3.37's 802.11 DCF model compiled from sim/wlan/ "
+                             "(figures/wlan/README.md says how each number is computed and which modelling "
+                             "choices matter).", ""])
     if same:
         out += [f"Cells whose trials gave exactly another cell's numbers ({len(same)}; the model ran the same "
                 "experiment, each is still its own condition of the claims): " + ", ".join(same) + ".", ""]
