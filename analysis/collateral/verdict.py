@@ -68,8 +68,6 @@ def _epochs(run: Run) -> tuple[list[str], int]:
     return short, fewest
 
 
-
-
 def verdicts(run: Run) -> list[Verdict]:
     return collateral.evaluate(run.cells, run.cfg, run.profile)
 

@@ -27,8 +27,6 @@ PAPER_TESTBED = [
 ]
 
 
-
-
 def verdicts(run: Run) -> list[Verdict]:
     return lc.evaluate(run.cells, run.cfg, run.profile)
 

@@ -32,8 +32,6 @@ CODE_SINCE_2_6_32 = [
 ]
 
 
-
-
 def verdicts(run: Run) -> list[Verdict]:
     return ww.evaluate(run.cells, run.cfg, run.profile)
 

@@ -31,8 +31,6 @@ DIFFERENCES = [
 ]
 
 
-
-
 def verdicts(run: Run) -> list[Verdict]:
     return wlan_claims.evaluate(run.cells, run.cfg, run.profile)
 
