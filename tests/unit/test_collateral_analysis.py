@@ -152,6 +152,33 @@ def test_goodput_and_retransmissions_on_the_half_that_was_run() -> None:
     assert "spread 11.1 %" in verdicts(apart, "goodput_same")["goodput_same"].failed[0]
 
 
+def _cdf_shape(p5: float, spread: float, claim: dict[str, Any] | None = None) -> Any:
+    cells = half({("cubic", 1): {"owd_p5_ms": p5}}, spread=spread)
+    return judge_claims([claim or CLAIMS["cubic_owd_cdf_shape"]], cells)[0]
+
+
+def test_cubic_cdf_step_is_judged_by_the_5th_percentile_within_the_bar_and_the_slowing_is_missing() -> None:
+    """Figure 3a: the step at about 400 ms is the 5th-percentile OWD within 20 ms of it (the bar);
+    the slowing at 440-480 ms has no per-trial metric, so it stays a missing comparison and the
+    claim is at best partly."""
+    bar = CLAIMS["cubic_owd_cdf_shape"]["bars"]["step_tolerance_ms"]
+    assert bar["value"] == 20 and bar["why"]
+    committed = _cdf_shape(358.14, spread=0.08)                 # the full run's cubic-rtt50-f1
+    assert committed.verdict == "not reproduced"
+    assert committed.counts == {"held": 0, "failed": 1, "indistinguishable": 0, "missing": 1}
+    assert "5th-percentile OWD 358.1 ms (paper: about 400 ms, 380 to 420)" in committed.failed[0]
+    assert "margin -21.9 ms" in committed.failed[0]
+    assert "slowing between 440 and 480 ms" in committed.missing[0]
+    inside_bar = _cdf_shape(395.0, spread=1.0)
+    assert inside_bar.verdict == "partly" and inside_bar.counts["held"] == 1 and inside_bar.counts["missing"] == 1
+    assert _cdf_shape(425.0, spread=1.0).counts["failed"] == 1                  # a step past 420 ms
+    edge = _cdf_shape(379.5, spread=2.0)                                        # 0.5 ms out, noise 2
+    assert edge.counts["indistinguishable"] == 1 and edge.verdict == "not reproduced"
+    wider = {**CLAIMS["cubic_owd_cdf_shape"], "bars": {"step_tolerance_ms": {"value": 50, "why": "test"}}}
+    assert _cdf_shape(358.14, spread=0.08, claim=wider).counts["held"] == 1     # the bar comes from the config
+    assert judge_claims([CLAIMS["cubic_owd_cdf_shape"]], Cells({}))[0].verdict == "not evaluated"
+
+
 def test_one_trial_per_cell_gives_no_noise_estimate() -> None:
     def one(x: float) -> dict[str, Any]:
         return {"n_valid": 1, "metrics": {"owd_median_ms": {"trials": [1], "values": [x], "mean": x, "n": 1}}}
