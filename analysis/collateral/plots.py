@@ -3,6 +3,7 @@ loaded run that returns the files it wrote."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -151,10 +152,13 @@ def fig1_testbed(run: Run) -> list[Path]:
     return run.save(fig, "fig1_testbed")
 
 
-# Figure 2: one H-TCP flow at 100 ms RTT over three consecutive congestion epochs.
-# (a) cwnd against time; (b) the UDP flow's one-way delay and the bottleneck queue against time.
-# Epochs run from one congestion event to the next (analysis/epochs.py).
+# Figure 2: one H-TCP flow at 100 ms RTT over three consecutive congestion epochs, as the paper's:
+# (a) cwnd and the bottleneck queue occupancy against time; (b) the UDP flow's one-way delay and the
+# same queue against time. Epochs run from one congestion event to the next (analysis/epochs.py);
+# the plots show 2 s either side of the three, with the four events that bound them dotted.
 EPOCHS = 3
+MARGIN_S = 2.0
+CWND_COLOR, QUEUE_COLOR, OWD_COLOR = "#2ca02c", "#1f77b4", "#d62728"
 
 
 def middle_epochs(events: np.ndarray, n: int = EPOCHS) -> tuple[float, float] | None:
@@ -174,48 +178,120 @@ def trial_dir(run: Run) -> Path | None:
     return None
 
 
-def fig2_epochs(run: Run) -> list[Path]:
-    import matplotlib.pyplot as plt
+@dataclass
+class EpochSeries:
+    """What Figure 2 draws of one trial, times in s since the trial's start: the flow's cwnd, the
+    UDP packets' one-way delay and the forward bottleneck queue, over the plotted window."""
 
-    d = trial_dir(run)
-    if d is None:
-        return []
+    name: str                       # <cell>/<trial>
+    algorithm: str                  # the TCP flow's, as labelled: "H-TCP"
+    path: str                       # "1 Mbit/s, 100 ms RTT"
+    events: np.ndarray              # the congestion events that bound the three epochs
+    cwnd: pd.DataFrame              # rel, snd_cwnd
+    owd: pd.DataFrame               # rel, owd_ms
+    queue: pd.DataFrame             # rel, backlog_bytes
+
+
+def _window(df: pd.DataFrame, col: str, t0: float, lo: float, hi: float) -> pd.DataFrame:
+    rel = df[col] - t0
+    return df[(rel >= lo) & (rel <= hi)].assign(rel=rel)
+
+
+def _path_text(spec: dict[str, Any]) -> str:
+    rate = spec["scenario"]["bottleneck"]["forward"]["rate_kbit"] / 1000
+    return f"{rate:g} Mbit/s, {spec['params']['rtt_ms']:g} ms RTT"
+
+
+def epoch_series(d: Path) -> EpochSeries | None:
+    """Figure 2's series of trial d, or None when its flow saw fewer than three whole epochs."""
+    spec = json.loads((d / "spec.json").read_text())
     prov = json.loads((d / "provenance.json").read_text())
     bulk = next(e for k, e in prov["endpoints"].items() if k.startswith("bulk"))
     probe = probe_for_flow(read_tcp_probe(d / "tcp_probe.trace").frame, bulk["port"])
     t0 = float(prov["t0_monotonic"])
-    t, cwnd = probe["t"].to_numpy() - t0, probe["snd_cwnd"].to_numpy()
-    span = middle_epochs(congestion_events(t, cwnd))
+    t = probe["t"].to_numpy() - t0
+    events = congestion_events(t, probe["snd_cwnd"].to_numpy())
+    span = middle_epochs(events)
     if span is None:
-        return []
-    lo, hi = span[0] - 2.0, span[1] + 2.0
+        return None
+    lo, hi = span[0] - MARGIN_S, span[1] + MARGIN_S
     voip_id = next(k for k in prov["endpoints"] if k.startswith("voip"))
     voip = read_voip(d / f"voip-{voip_id}.csv", d / f"voip-{voip_id}.json").packets
     q = read_qdisc(d / "qdisc.csv")
-    q = q[q["role"] == "forward"]
+    return EpochSeries(f"{d.parent.name}/{d.name}", style(spec["params"]["cc"])["label"], _path_text(spec),
+                       events[(events >= span[0]) & (events <= span[1])],
+                       _window(probe, "t", t0, lo, hi), _window(voip, "t_send", t0, lo, hi),
+                       _window(q[q["role"] == "forward"], "t", t0, lo, hi))
 
-    def window(df: pd.DataFrame, col: str) -> pd.DataFrame:
-        rel = df[col] - t0
-        return df[(rel >= lo) & (rel <= hi)].assign(rel=rel)
 
-    p, v, qq = window(probe, "t"), window(voip, "t_send"), window(q, "t")
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    ax.step(p["rel"], p["snd_cwnd"], where="post", color="#2ca02c")
-    ax.set(xlabel="time since trial start (s)", ylabel="cwnd (packets)",
-           title=f"Fig. 2a: H-TCP cwnd, 1 Mbit/s, 100 ms RTT ({d.parent.name}/{d.name})")
-    ax.grid(alpha=0.3)
-    out = run.save(fig, "fig2a_cwnd")
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    ax.plot(v["rel"], v["owd_ms"], ".", ms=2, color="#d62728", label="UDP one-way delay (ms)")
-    ax.set(xlabel="time since trial start (s)", ylabel="one-way delay (ms)",
-           title="Fig. 2b: induced one-way delay and queue occupancy")
+def _queue_axis(ax: Any, s: EpochSeries) -> Any:
+    """The forward queue's backlog (KB) on a right-hand axis of ax: bytes, not packets, because the
+    queue also holds the UDP flow's 186-byte packets."""
     ax2 = ax.twinx()
-    ax2.plot(qq["rel"], qq["backlog_bytes"] / 1000, color="#1f77b4", lw=0.8, label="queue (KB)")
-    ax2.set_ylabel("bottleneck queue (KB)")
-    ax.legend(loc="lower left", fontsize=8)
-    ax2.legend(loc="lower right", fontsize=8)
+    ax2.plot(s.queue["rel"], s.queue["backlog_bytes"] / 1000, color=QUEUE_COLOR, lw=0.8,
+             label="bottleneck queue (KB)")
+    ax2.set_ylabel("bottleneck queue (KB)", color=QUEUE_COLOR)
+    ax.set_zorder(ax2.get_zorder() + 1)         # ax's own series over the queue, which is denser
+    ax.patch.set_visible(False)
+    return ax2
+
+
+def _mark_epochs(ax: Any, s: EpochSeries) -> None:
+    """Dotted lines at the congestion events: the window shows more than the three epochs."""
+    label = f"congestion events bounding the {EPOCHS} epochs"
+    for i, t in enumerate(s.events):
+        ax.axvline(t, color="grey", lw=0.8, ls=":", label=label if i == 0 else None)
+
+
+def _legend(ax: Any, ax2: Any) -> None:
+    """One legend for the series of both axes, below the plot: inside, the curves fill it."""
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=7,
+              frameon=False)
+
+
+def _where(s: EpochSeries) -> str:
+    return f"{s.path} ({s.name}; {MARGIN_S:g} s shown either side)"
+
+
+def fig2a(run: Run, s: EpochSeries) -> list[Path]:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    ax.step(s.cwnd["rel"], s.cwnd["snd_cwnd"], where="post", color=CWND_COLOR, label=f"{s.algorithm} cwnd (packets)")
+    ax.set(xlabel="time since trial start (s)",
+           title=f"Fig. 2a: cwnd and queue occupancy, {EPOCHS} {s.algorithm} congestion epochs\n{_where(s)}")
+    ax.set_ylabel("cwnd (packets)", color=CWND_COLOR)
+    _mark_epochs(ax, s)
+    ax2 = _queue_axis(ax, s)
+    _legend(ax, ax2)
     ax.grid(alpha=0.3)
-    return out + run.save(fig, "fig2b_owd_queue")
+    return run.save(fig, "fig2a_cwnd_queue")
+
+
+def fig2b(run: Run, s: EpochSeries) -> list[Path]:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    ax.plot(s.owd["rel"], s.owd["owd_ms"], ".", ms=2, color=OWD_COLOR, label="UDP one-way delay (ms)")
+    ax.set(xlabel="time since trial start (s)",
+           title=f"Fig. 2b: induced one-way delay and queue occupancy, {EPOCHS} {s.algorithm} congestion "
+                 f"epochs\n{_where(s)}")
+    ax.set_ylabel("one-way delay (ms)", color=OWD_COLOR)
+    _mark_epochs(ax, s)
+    ax2 = _queue_axis(ax, s)
+    _legend(ax, ax2)
+    ax.grid(alpha=0.3)
+    return run.save(fig, "fig2b_owd_queue")
+
+
+def fig2_epochs(run: Run) -> list[Path]:
+    d = trial_dir(run)
+    s = epoch_series(d) if d is not None else None
+    if s is None:
+        return []
+    return fig2a(run, s) + fig2b(run, s)
 
 
 # Figure 3: CDF of the UDP flow's one-way delay for NewReno, H-TCP and CUBIC with 1, 2 and 5 TCP

@@ -9,8 +9,8 @@ from analysis.westwood.run import Run
 from figures import provenance
 from figures.common import figures_main
 
-PARTS = [tables.write, plots.fig1_probe_listing, plots.fig5_10_cwnd, plots.fig11_mismatch, plots.sweeps,
-         verdict.write, provenance.write]
+PARTS = [tables.write, plots.fig1_probe_listing, plots.fig4_testbed, plots.fig5_10_cwnd, plots.fig11_mismatch,
+         plots.sweeps, verdict.write, provenance.write]
 
 
 def main(argv: list[str] | None = None) -> int:

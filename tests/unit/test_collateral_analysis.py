@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis.collateral.claims import CCS, Cells, judge_claims
-from analysis.collateral.plots import middle_epochs
+from analysis.collateral.plots import EpochSeries, fig2a, fig2b, middle_epochs
 from analysis.compare import build_table, to_csv, to_markdown
 from analysis.epochs import congestion_events, epochs
 from analysis.summarize import summarize_trial
@@ -151,6 +152,33 @@ def test_goodput_and_retransmissions_on_the_half_that_was_run() -> None:
     assert "spread 11.1 %" in verdicts(apart, "goodput_same")["goodput_same"].failed[0]
 
 
+def _cdf_shape(p5: float, spread: float, claim: dict[str, Any] | None = None) -> Any:
+    cells = half({("cubic", 1): {"owd_p5_ms": p5}}, spread=spread)
+    return judge_claims([claim or CLAIMS["cubic_owd_cdf_shape"]], cells)[0]
+
+
+def test_cubic_cdf_step_is_judged_by_the_5th_percentile_within_the_bar_and_the_slowing_is_missing() -> None:
+    """Figure 3a: the step at about 400 ms is the 5th-percentile OWD within 20 ms of it (the bar);
+    the slowing at 440-480 ms has no per-trial metric, so it stays a missing comparison and the
+    claim is at best partly."""
+    bar = CLAIMS["cubic_owd_cdf_shape"]["bars"]["step_tolerance_ms"]
+    assert bar["value"] == 20 and bar["why"]
+    committed = _cdf_shape(358.14, spread=0.08)                 # the full run's cubic-rtt50-f1
+    assert committed.verdict == "not reproduced"
+    assert committed.counts == {"held": 0, "failed": 1, "indistinguishable": 0, "missing": 1}
+    assert "5th-percentile OWD 358.1 ms (paper: about 400 ms, 380 to 420)" in committed.failed[0]
+    assert "margin -21.9 ms" in committed.failed[0]
+    assert "slowing between 440 and 480 ms" in committed.missing[0]
+    inside_bar = _cdf_shape(395.0, spread=1.0)
+    assert inside_bar.verdict == "partly" and inside_bar.counts["held"] == 1 and inside_bar.counts["missing"] == 1
+    assert _cdf_shape(425.0, spread=1.0).counts["failed"] == 1                  # a step past 420 ms
+    edge = _cdf_shape(379.5, spread=2.0)                                        # 0.5 ms out, noise 2
+    assert edge.counts["indistinguishable"] == 1 and edge.verdict == "not reproduced"
+    wider = {**CLAIMS["cubic_owd_cdf_shape"], "bars": {"step_tolerance_ms": {"value": 50, "why": "test"}}}
+    assert _cdf_shape(358.14, spread=0.08, claim=wider).counts["held"] == 1     # the bar comes from the config
+    assert judge_claims([CLAIMS["cubic_owd_cdf_shape"]], Cells({}))[0].verdict == "not evaluated"
+
+
 def test_one_trial_per_cell_gives_no_noise_estimate() -> None:
     def one(x: float) -> dict[str, Any]:
         return {"n_valid": 1, "metrics": {"owd_median_ms": {"trials": [1], "values": [x], "mean": x, "n": 1}}}
@@ -181,6 +209,46 @@ def test_fig2_epochs_from_a_sawtooth() -> None:
     lo, hi = middle_epochs(events)
     assert hi - lo == 120.0 and lo == events[1]
     assert middle_epochs(events[:3]) is None
+
+
+class _Figures:
+    """Stands in for a Run where a figure is saved: keeps the figure to inspect instead."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, Any] = {}
+
+    def save(self, fig: Any, name: str) -> list[Path]:
+        self.saved[name] = fig
+        return [Path(f"{name}.png")]
+
+
+def _epoch_series() -> EpochSeries:
+    t = np.arange(0.0, 16.0, 0.01)
+    cwnd = 25 + (t % 4) * 6                       # a 4-s sawtooth, 25 to 49 packets
+    return EpochSeries("htcp-rtt100-f1/trial-1", "H-TCP", "1 Mbit/s, 100 ms RTT", np.array([2.0, 6.0, 10.0, 14.0]),
+                       pd.DataFrame({"rel": t, "snd_cwnd": cwnd}),
+                       pd.DataFrame({"rel": t[::2], "owd_ms": 50 + cwnd[::2] * 9}),
+                       pd.DataFrame({"rel": t, "backlog_bytes": (cwnd - 8) * 1500}))
+
+
+def test_fig2a_draws_the_queue_beside_cwnd_over_the_three_epochs() -> None:
+    """The paper's Figure 2a is cwnd and queue occupancy against time: both curves, the queue in KB
+    on its own axis, the four events that bound the three epochs marked, and a title that says so."""
+    s, run = _epoch_series(), _Figures()
+    fig2a(run, s)
+    fig2b(run, s)
+    assert set(run.saved) == {"fig2a_cwnd_queue", "fig2b_owd_queue"}
+    ax, queue_ax = run.saved["fig2a_cwnd_queue"].axes
+    assert "cwnd and queue occupancy" in ax.get_title() and "3 H-TCP congestion epochs" in ax.get_title()
+    (queue,) = queue_ax.get_lines()
+    assert queue_ax.get_ylabel() == "bottleneck queue (KB)"
+    assert np.array_equal(queue.get_ydata(), s.queue["backlog_bytes"].to_numpy() / 1000)
+    lines = ax.get_lines()
+    assert np.array_equal(lines[0].get_ydata(), s.cwnd["snd_cwnd"].to_numpy())
+    assert sorted(x.get_xdata()[0] for x in lines[1:]) == [2.0, 6.0, 10.0, 14.0]
+    ax_b, queue_b = run.saved["fig2b_owd_queue"].axes
+    assert "one-way delay and queue occupancy" in ax_b.get_title()
+    assert np.array_equal(queue_b.get_lines()[0].get_ydata(), queue.get_ydata())
 
 
 def test_verdict_report_from_hand_made_results(tmp_path: Path) -> None:

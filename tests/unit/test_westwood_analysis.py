@@ -242,3 +242,87 @@ def test_table_and_verdict_from_hand_made_results(tmp_path: Path) -> None:
     assert "20000 packets, more than the window" in text
     csv = (tmp_path / "out" / "throughput.csv").read_text()
     assert "westwood-t2" in csv and "240" in csv
+
+
+def _qdisc_trees(delay_s: float | None, loss: float | None) -> dict[str, Any]:
+    """The shaping trees as a trial's provenance records them (read back from the kernel)."""
+    htb = "class htb 1:1 root leaf 2: prio 0 quantum 1500 rate 10Mbit ceil 10Mbit burst 7750b/1 mpu 0b level 0"
+    trees: dict[str, Any] = {
+        f"{way}/queue": {"dev": dev, "classes": htb, "qdiscs": [
+            {"kind": "htb", "handle": "1:", "root": True, "options": {}},
+            {"kind": "pfifo", "handle": "2:", "parent": "1:1", "options": {"limit": 49}}]}
+        for way, dev in (("forward", "rt-eth1"), ("reverse", "rt-eth0"))}
+    opts: dict[str, Any] = {"limit": 1000}
+    if delay_s is not None:
+        opts["delay"] = {"delay": delay_s, "jitter": 0, "correlation": 0}
+    if loss is not None:
+        opts["loss-random"] = {"loss": loss, "correlation": 0}
+    if delay_s is not None or loss is not None:
+        for way, dev in (("forward", "br-eth1"), ("reverse", "bl-eth1")):
+            trees[f"{way}/delay"] = {"dev": dev, "classes": "", "qdiscs": [{"kind": "netem", "options": opts}]}
+    return trees
+
+
+def _testbed_results(root: Path) -> None:
+    """One trial per test of Westwood+, with the files Figure 4 reads: spec, provenance, summary."""
+    ports = {h: {f"{h}-eth0": "tso gso gro off"} for h in ("bl", "br", "r0", "rt", "s0")}
+    for cond, delay_ms, loss_pct in (("t1", 0, 0), ("t2", 500, 0), ("t3", 0, 5)):
+        d = root / f"westwood-{cond}" / "trial-1"
+        d.mkdir(parents=True)
+        (root / f"westwood-{cond}" / "cell.json").write_text(json.dumps(cell(n_valid=1, goodput_kbit_s=1000)))
+        (d / "summary.json").write_text(json.dumps({"valid": True, "metrics": {"goodput_kbit_s": 1000}}))
+        (d / "iperf-bulk0.json").write_text("{}")
+        path = {"rate_kbit": 10000, "limit_packets": 50, "delay_ms": delay_ms, "loss_pct": loss_pct}
+        (d / "spec.json").write_text(json.dumps({
+            "params": PARAMS[f"westwood-{cond}"], "scenario": {"bottleneck": {"forward": path, "reverse": path}},
+            "flows": [{"id": "bulk0", "kind": "bulk", "pair": 0, "cc": "westwood"}]}))
+        (d / "provenance.json").write_text(json.dumps({
+            "kernel": {"release": "6.1.0-56-amd64", "where": "vm", "accel": "tcg"}, "offloads": ports,
+            "qdiscs": _qdisc_trees(delay_ms / 1000 - 0.0005 if delay_ms else None, loss_pct / 100 or None),
+            "calibration": {"rounds": [{"base_rtt_ms": 2 * delay_ms or 0.48}]},
+            "congestion_controls": {"westwood": {"name": "westwood", "impl": "module", "object_sha256": "f5" * 32}},
+            "sysctls": {"net.ipv4.tcp_sack": 1},
+            "fidelity": [{"name": "base_rtt", "pass": True}, {"name": "forward.rate_at_saturation", "pass": None}]}))
+
+
+def test_fig4_testbed_is_drawn_from_what_the_trials_ran(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's Figure 4 (its setup) as our trial ran it: the shaper and delay stages as the
+    kernel reported them, the calibrated RTT, the kernel, and each test's stage from its own trial."""
+    from matplotlib.text import Text
+
+    from analysis.westwood import plots
+    from analysis.westwood.__main__ import PARTS
+    from analysis.westwood.run import Run
+
+    assert plots.fig4_testbed in PARTS
+    _testbed_results(tmp_path / "results")
+    run = Run.load("test", tmp_path / "results", tmp_path / "out")
+    saved: dict[str, Any] = {}
+
+    def keep(fig: Any, name: str) -> list[Path]:
+        saved[name] = fig
+        return [Path(name)]
+
+    monkeypatch.setattr(run, "save", keep)
+    assert plots.fig4_testbed(run) == [Path("fig04_testbed")]
+    fig = saved["fig04_testbed"]
+    text = "\n".join(t.get_text() for t in fig.findobj(Text))
+    assert "Fig. 4 analogue: the emulated testbed as run (westwood-t2/trial-1)" in text
+    assert "rt-eth1: htb 10Mbit burst 7750b\npfifo 49 pkts (+1 in transmission)" in text
+    assert "rt-eth0: htb 10Mbit" in text and "sender s0\niperf3 client\nWestwood+" in text
+    assert "forward: br-eth1: netem delay 499.50 ms" in text and "reverse: bl-eth1: netem delay 499.50 ms" in text
+    assert "Linux 6.1.0-56-amd64 (vm, tcg); westwood (module, sha256 f5f5f5f5f5f5)" in text
+    assert "idle RTT 1000.00 ms (configured 1000 ms)" in text
+    assert "fidelity checks: 1 passed, 0 failed, 1 not measured" in text
+    assert "Test 1 (westwood-t1/trial-1): no netem (0 ms, 0 % loss); idle RTT 0.48 ms" in text
+    assert "Test 2 (westwood-t2/trial-1): netem delay 499.50 ms each way (br-eth1, bl-eth1)" in text
+    assert "Test 3 (westwood-t3/trial-1): netem loss 5 % (random) each way (br-eth1, bl-eth1)" in text
+
+
+def test_fig4_stages_differing_by_direction_are_named_apart() -> None:
+    from analysis.westwood.plots import stage_text
+
+    q = _qdisc_trees(0.05, None)
+    q["reverse/delay"]["qdiscs"][0]["options"] = {"delay": {"delay": 0.01}}
+    assert stage_text(q) == "forward br-eth1: netem delay 50.00 ms; reverse bl-eth1: netem delay 10.00 ms"
+    assert stage_text(_qdisc_trees(None, None)) == "no netem (0 ms, 0 % loss)"
