@@ -164,6 +164,11 @@ def figures_main(paper: str, load: Callable[[str, Path, Path], PaperRun],
     return 0
 
 
+def read_json(path: Path) -> dict[str, Any]:
+    """One of a trial's JSON files (spec, provenance, a model's raw output) as a dict."""
+    return dict(json.loads(path.read_text()))
+
+
 def write_verdict(run: PaperRun, claims: list[Any], text: str) -> list[Path]:
     """verdict.md (for people) and verdicts.json (for `tcprepro diff` and the report)."""
     path = run.out / "verdict.md"

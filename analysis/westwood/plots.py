@@ -14,6 +14,7 @@ from analysis.westwood import claims as ww
 from analysis.westwood import metrics as wm
 from analysis.westwood.metrics import tcpprobe_listing
 from analysis.westwood.run import CCS, TESTS, Run, series, style
+from figures.common import read_json
 
 # Figure 1 analogue: the first lines of one trial's tcp:tcp_probe records in the column layout of
 # the tcp_probe module the report used, as text and as a figure.
@@ -49,10 +50,6 @@ def fig1_probe_listing(run: Run) -> list[Path]:
 # loss stage as its own trial read it back, since one trial shows one test's only.
 REPORT_SETUP = ("the report's: sender laptop (iperf client, tcpprobe) -> MikroTik RB750 (10 Mbit/s, layer 2) "
                 "-> server laptop (dummynet, iperf server); Linux 2.6.32")
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    return dict(json.loads(path.read_text()))
 
 
 def testbed_trial(run: Run) -> Path | None:

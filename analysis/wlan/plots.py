@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from analysis.wlan.claims import DOWN, DOWN_LOSS, RATIO, UP, UP_LOSS, Cells, Point
-from analysis.wlan.run import SCEN_COLOURS, VARIANT_STYLE, Run, q_colour, read_json
+from analysis.wlan.run import SCEN_COLOURS, VARIANT_STYLE, Run, q_colour
+from figures.common import read_json
 
 
 # Figure 1 analogue: the simulated testbed, drawn from one trial's spec.json and the model's own

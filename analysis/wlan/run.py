@@ -3,7 +3,6 @@ paper's figure definitions, one palette for AP buffers and one for scenarios, an
 where each figure came from."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +49,6 @@ class Run(PaperRun):
                     if trials:
                         return trials[0]
         return None
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
 
 
 def q_colour(q: int) -> str:
