@@ -147,7 +147,7 @@ def figures_main(paper: str, load: Callable[[str, Path, Path], PaperRun],
     files printed."""
     from tcprepro import CHECKOUT
 
-    ap = argparse.ArgumentParser(prog=f"python -m analysis.{paper}", description=doc.split("\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python -m analysis.{paper}", description=" ".join(doc.split("\n\n")[0].split()))
     ap.add_argument("--profile", required=True, help="the results' profile: smoke, quick, full, ...")
     ap.add_argument("--results", type=Path, help=f"the paper's results folder (default: results/<profile>/{paper})")
     ap.add_argument("--out", type=Path, help=f"where the outputs go (default: figures/{paper}/<profile>)")
