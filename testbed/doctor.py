@@ -13,7 +13,7 @@ from typing import Any
 
 from tcprepro.config import load_paper, paper_names
 from testbed.kernel_features import Check, by_name
-from testbed.placement import Plan, Survey, fix_for, kernel_mode, paper_ccs, plan, take_survey, vm_check
+from testbed.placement import Plan, Survey, fix_for, paper_ccs, plan, take_survey, vm_check
 
 ROW_ORDER = ("root", "sysctl:", "netns+veth", "qdisc:", "ifb", "bridge", "tracefs", "tracepoint:", "modules",
              "bpf:", "tool:", "cc:", "vm:", "uml:")
@@ -68,11 +68,10 @@ def report_json(survey: Survey, plans: list[Plan]) -> dict[str, Any]:
 def main(papers: list[str] | None = None, profile: str = "quick", refresh: bool = False,
          as_json: bool = False) -> int:
     """Print the feature table and each paper's placement; non-zero if a paper can run nowhere."""
-    mode = kernel_mode()
     configs = {name: load_paper(name) for name in papers or paper_names()}
     ccs = {cc for cfg in configs.values() for cc in paper_ccs(cfg.cells(profile))}
     survey = take_survey(refresh, ccs)
-    plans = [plan(name, profile, survey, mode) for name in configs]
+    plans = [plan(name, profile, survey) for name in configs]   # TCPREPRO_KERNEL, else the paper's `lane`
     if as_json:
         print(json.dumps(report_json(survey, plans), indent=2))
     else:

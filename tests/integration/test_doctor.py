@@ -16,7 +16,7 @@ import pytest
 
 from tcprepro import CHECKOUT
 from tcprepro.config import load_paper
-from testbed import host_probes, kernel_config, placement, runner_checks
+from testbed import doctor, host_probes, kernel_config, placement, runner_checks
 from testbed.kernel_features import Check
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="needs root")]
@@ -265,3 +265,17 @@ def test_auto_places_measured_papers_on_the_virtual_time_lane() -> None:
     bpf_only["flows"] = [{**bpf_only["flows"][0], "cc_impl": "bpf"}]
     where, _, _, uml_lacks = placement._place(placement.needs(bpf_only), survey, "uml")
     assert where is None and uml_lacks == ["bpf:struct_ops"]
+
+
+def test_doctor_reports_the_lane_a_paper_names(capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A paper's `lane` holds in doctor's report as in the run: LEDBAT names the VM, so doctor must
+    not report it on the virtual-time lane because auto would put it there."""
+    monkeypatch.delenv("TCPREPRO_KERNEL", raising=False)
+    assert load_paper("ledbat").data.get("lane") == "vm"
+    doctor.main(["ledbat"], as_json=True)
+    (report,) = json.loads(capsys.readouterr().out)["papers"]
+    assert report["mode"] == "vm", report
+    assert "virtual-time lane" not in report["summary"], report["summary"]
+    if report["runnable"]:
+        assert "in the VM" in report["summary"], report["summary"]
