@@ -15,8 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 # Fields of a spec that are not about what the config asked for: its index, the config file's hash,
-# and what a lane adds (the virtual-time lane's seeded variation, testbed/variation.py).
-NOT_RUN = ("trial", "config_sha256", "variation")
+# what a lane adds (the virtual-time lane's seeded variation, testbed/variation.py), and the matrix
+# point (`params`): labels and the values substituted into the scenario, which holds what they set.
+NOT_RUN = ("trial", "config_sha256", "variation", "params")
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -37,9 +38,16 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 def what_ran(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec as the config gave it: a flow whose start a lane offset keeps its configured start;
     the bulk generator only where a timed bulk flow ran it (fixed-size transfers run iperf2
-    whatever it says), and iperf3 for a measured trial from before specs named it."""
+    whatever it says), and iperf3 for a measured trial from before specs named it. A trial whose
+    flows are all fixed-size transfers ends when they do: its duration_s is a guard against a hung
+    trial, and a valid one finished inside it, so the bound is not what it ran."""
     out = {k: v for k, v in spec.items() if k not in NOT_RUN}
-    timed = any(f.get("kind") == "bulk" and not f.get("bytes") for f in out.get("flows") or [])
+    bulk = [f for f in out.get("flows") or [] if f.get("kind") == "bulk"]
+    timed = any(not f.get("bytes") for f in bulk)
+    if bulk and not timed and len(bulk) == len(out.get("flows") or []):
+        out.pop("duration_s", None)
+        if isinstance(out.get("scenario"), dict):
+            out["scenario"] = {k: v for k, v in out["scenario"].items() if k != "duration_s"}
     if timed and "warmup_s" not in out:
         out.setdefault("bulk_generator", "iperf3")
     else:

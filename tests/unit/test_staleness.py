@@ -93,3 +93,19 @@ def test_a_generator_that_drove_no_flow_is_no_change() -> None:
     assert all(f.get("bytes") for f in spec["flows"] if f["kind"] == "bulk")
     old = {k: v for k, v in spec.items() if k != "bulk_generator"}
     assert staleness.differences(old, spec) == []
+
+
+def test_a_fixed_size_trials_bound_is_a_guard_not_what_ran() -> None:
+    """LEDBAT's trials end when their transfers do: a raised bound leaves a valid trial current. A
+    timed trial's duration is what it ran."""
+    cfg = load_paper("ledbat")
+    spec = cfg.trial_spec("ledbat-rtt40-n2-30mb", 1, "full")
+    old = json.loads(json.dumps(spec))
+    old["duration_s"] = old["scenario"]["duration_s"] = old["params"]["bound_s"] = 140
+    assert spec["duration_s"] != 140
+    assert staleness.differences(old, spec) == [] and staleness.digest(old) == staleness.digest(spec)
+    old["scenario"]["bottleneck"]["forward"]["limit_packets"] = 30
+    assert [k for k, _, _ in staleness.differences(old, spec)] == ["scenario.bottleneck.forward.limit_packets"]
+    timed = load_paper("collateral").trial_spec("cubic-rtt50-f2", 1, "full")
+    shorter = {**json.loads(json.dumps(timed)), "duration_s": 60}
+    assert ("duration_s", 60, timed["duration_s"]) in staleness.differences(shorter, timed)
