@@ -265,7 +265,7 @@ def test_config_cells_flows_and_durations() -> None:
     fig1 = cfg.trial_spec("ledbat-rtt40-n2-100mb", 1, "full")
     assert [(f["cc"], f["start_s"], f["bytes"]) for f in fig1["flows"]] == [
         ("ledbat", 0.0, 100_000_000), ("ledbat", 15.0, 100_000_000)]
-    assert fig1["duration_s"] == 320 and fig1["scenario"]["quickack"] is False
+    assert fig1["duration_s"] == 3890 and fig1["scenario"]["quickack"] is False   # the floor-rate bound
     fig6 = cfg.trial_spec("ledbat-min1-tcp-20mbit-100mb", 1, "full")
     assert [(f["cc"], f["start_s"]) for f in fig6["flows"]] == [("ledbat-min1", 0.0), ("newreno", 20.0)]
     assert fig6["scenario"]["bottleneck"]["forward"]["rate_kbit"] == 20000
