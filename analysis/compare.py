@@ -66,12 +66,15 @@ def cell_value(cell: dict[str, Any] | None, metric: str, stat: str) -> float | N
 
 def build_table(table_id: str, spec: dict[str, Any], cells: dict[str, dict[str, Any]],
                 params: dict[str, dict[str, Any]]) -> Table:
-    """`spec` is reference.tables.<table_id>; `params` maps cell id to its matrix parameters."""
+    """`spec` is reference.tables.<table_id>; `params` maps cell id to its matrix parameters, of
+    which a row shows those `spec["keys"]` names (the paper's axes; default all)."""
     cols = [Column(name, c["metric"], c["stat"], c.get("unit", "")) for name, c in spec["columns"].items()]
+    keys = spec.get("keys")
     rows = []
     for cell_id, values in spec["values"].items():
         cell = cells.get(cell_id)
-        row = Row(cell_id, params.get(cell_id, {}), int(cell.get("n_valid", 0)) if cell else 0,
+        shown = {k: v for k, v in params.get(cell_id, {}).items() if keys is None or k in keys}
+        row = Row(cell_id, shown, int(cell.get("n_valid", 0)) if cell else 0,
                   cell.get("expected_trials") if cell else None)
         for col, paper_value in zip(cols, values, strict=True):
             row.paper[col.name] = None if paper_value is None else float(paper_value)

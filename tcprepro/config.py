@@ -115,8 +115,11 @@ class PaperConfig:
         if self.simulated:
             from sim.build import adapter
             return {**spec, "warmup_s": prof["warmup_s"], "flows": adapter(cell.scenario["model"]).flows(cell.scenario)}
-        return {**spec, "flows": expand_flows(cell.scenario["flows"]),
-                "bulk_generator": str(load_workflow().get("bulk_generator", "iperf2"))}
+        out = {**spec, "flows": expand_flows(cell.scenario["flows"]),
+               "bulk_generator": str(load_workflow().get("bulk_generator", "iperf2"))}
+        if cell.scenario.get("module_params"):
+            out["module_params"] = cell.scenario["module_params"]   # what the runner sets (testbed/trial.py)
+        return out
 
 
 def is_simulated(scenario: dict[str, Any]) -> bool:
@@ -274,6 +277,29 @@ def _check_scenario(scenario: dict[str, Any], where: str) -> None:
         if not 0 <= flow["pair"] < pairs:
             raise ConfigError(f"{where}.flows[{i}].pair: {flow['pair']} but the topology has {pairs} pairs "
                               f"(0..{pairs - 1}); raise scenario.pairs or fix the flow")
+    _normalise_module_params(scenario, where)
+
+
+def _normalise_module_params(scenario: dict[str, Any], where: str) -> None:
+    """Keep of scenario.module_params only what changes this cell's trial: parameters of an algorithm
+    its bulk flows run, with a value other than the registry's. A cell that asks for the registry's
+    own settings then has the same spec as one that does not mention them."""
+    from cc.registry import CcUnavailable, entry
+
+    asked = scenario.pop("module_params", None) or {}
+    used = {f["cc"] for f in scenario["flows"] if f["kind"] == "bulk" and int(f.get("count", 1))}
+    kept: dict[str, dict[str, int]] = {}
+    for cc, params in asked.items():
+        try:
+            entry(cc, params)           # an unknown algorithm or parameter is an error
+        except CcUnavailable as exc:
+            raise ConfigError(f"{where}.module_params.{cc}: {exc}") from None
+        defaults = entry(cc).get("module_params") or {}
+        changed = {k: int(v) for k, v in params.items() if int(v) != int(defaults[k])}
+        if cc in used and changed:
+            kept[cc] = changed
+    if kept:
+        scenario["module_params"] = kept
 
 
 def load_paper(name_or_path: str | Path) -> PaperConfig:

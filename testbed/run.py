@@ -313,12 +313,17 @@ def main(args: argparse.Namespace) -> int:
     if where == "uml":
         from testbed import variation
         spec = variation.apply(spec)
-    # A run may ask the kernel implementations for other parameters than the registry's, e.g.
-    # TCPREPRO_MODULE_PARAMS=htcp.use_adaptive_backoff=1 (the lanes' cross-validation runs the
-    # references' H-TCP); the spec carries them, so the trial is stale against the config.
+    # A run may ask the kernel implementations for other parameters than the registry's and the
+    # cell's own (scenario.module_params), e.g. TCPREPRO_MODULE_PARAMS=htcp.use_adaptive_backoff=1
+    # (the lanes' cross-validation runs the references' H-TCP); the spec carries them, so the trial
+    # is stale against the config.
     if os.environ.get("TCPREPRO_MODULE_PARAMS"):
         try:
-            spec["module_params"] = parse_module_params(os.environ["TCPREPRO_MODULE_PARAMS"])
+            override = parse_module_params(os.environ["TCPREPRO_MODULE_PARAMS"])
+            merged = {cc: dict(p) for cc, p in (spec.get("module_params") or {}).items()}
+            for cc, params in override.items():
+                merged.setdefault(cc, {}).update(params)
+            spec["module_params"] = merged
         except ValueError as exc:
             print(f"error: TCPREPRO_MODULE_PARAMS: {exc}", file=sys.stderr)
             return 2

@@ -34,7 +34,7 @@ class Cells:
         for cell_id, cell in cells.items():
             p = params.get(cell_id)
             if p and cell.get("n_valid", 0) > 0:
-                out[(p["cc"], int(p["rtt_ms"]), int(p["flows"]))] = cell
+                out[(p.get("variant", p["cc"]), int(p["rtt_ms"]), int(p["flows"]))] = cell
         return cls(out)
 
     def m(self, cc: str, rtt: int, flows: int, metric: str) -> Measure | None:

@@ -19,11 +19,29 @@ def write_variant(tmp_path: Path, mutate) -> Path:
 
 def test_collateral_matrix_expands_to_every_combination():
     cfg = load_paper("collateral")
-    assert len(cfg.cells_by_id) == 3 * 2 * 3
+    assert len(cfg.cells_by_id) == 4 * 2 * 3          # the paper's three algorithms and H-TCP beyond it
     cell = cfg.cells_by_id["htcp-rtt100-f5"]
     assert cell.scenario["bottleneck"]["forward"]["delay_ms"] == 50      # ${owd_ms} took the int
     assert cell.scenario["flows"][0]["count"] == 5
     assert [c.cell_id for c in cfg.cells("smoke")] == ["cubic-rtt50-f1"]
+
+
+def test_module_params_keep_only_what_changes_a_trial(tmp_path):
+    """scenario.module_params: a cell asking for the registry's own value, or for an algorithm it
+    does not run, has the spec of a cell that does not mention it; a changed one reaches the spec.
+    An unknown parameter is an error naming it."""
+    cfg = load_paper("collateral")
+    assert "module_params" not in cfg.trial_spec("htcp-rtt50-f2", 1, "full")          # 0: the registry's
+    assert "module_params" not in cfg.trial_spec("cubic-rtt50-f2", 1, "full")         # runs no H-TCP
+    spec = cfg.trial_spec("htcp-adaptive-rtt50-f2", 1, "full")
+    assert spec["module_params"] == {"htcp": {"use_adaptive_backoff": 1}}
+    assert spec["flows"][0]["cc"] == "htcp"
+    data = yaml.safe_load(COLLATERAL.read_text())
+    data["scenario"]["module_params"] = {"htcp": {"use_adaptive_reset": 1}}
+    bad = tmp_path / "collateral.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=r"module_params\.htcp: htcp: no module parameter use_adaptive_reset"):
+        load_paper(bad)
 
 
 def test_trial_spec_gives_each_flow_an_id_and_port():
