@@ -84,13 +84,13 @@ uml-kernel: deps
 UML := TCPREPRO_KERNEL=uml TCPREPRO_MODULE_PARAMS=htcp.use_adaptive_backoff=1 $(SNAKE) --cores $(CORES) \
   --config profile=full
 crossval: deps
-	$(UML) 'papers=[collateral]' results=results/crossval figures=results/crossval/f 'cells=*-rtt50-*'
+	$(UML) 'papers=[collateral]' results=results/crossval figures=results/crossval/f 'cells=newreno-rtt50-*,htcp-rtt50-*,cubic-rtt50-*'
 	$(UML) 'papers=[westwood]' results=results/crossval figures=results/crossval/f \
 	  'cells=cubic-t1,cubic-t2,cubic-t3,westwood-t1,westwood-t2,westwood-t3'
 	$(UML) 'papers=[ledbat]' results=results/crossval figures=results/crossval/f \
 	  'cells=*-rtt40-n2-30mb,*-rtt40-n2-50mb,*-rtt40-n2-100mb'
 	TCPREPRO_BULK_GENERATOR=iperf3 $(UML) 'papers=[collateral]' results=results/crossval-iperf3 \
-	  figures=results/crossval-iperf3/f 'cells=*-rtt50-*'
+	  figures=results/crossval-iperf3/f 'cells=newreno-rtt50-*,htcp-rtt50-*,cubic-rtt50-*'
 	TCPREPRO_BULK_GENERATOR=iperf3 $(UML) 'papers=[westwood]' results=results/crossval-iperf3 \
 	  figures=results/crossval-iperf3/f 'cells=cubic-t1,cubic-t2,cubic-t3,westwood-t1,westwood-t2,westwood-t3'
 	for p in collateral westwood ledbat; do \

@@ -34,3 +34,18 @@ def congestion_events(t: np.ndarray, cwnd: np.ndarray, fall: float = FALL) -> np
 def epochs(t: np.ndarray, cwnd: np.ndarray) -> int:
     """Complete congestion epochs (event to event) in the series."""
     return max(0, len(congestion_events(t, cwnd)) - 1)
+
+
+def backoff_depths(t: np.ndarray, cwnd: np.ndarray) -> list[float]:
+    """Per congestion event: cwnd's trough before the next event over its peak since the previous
+    one, whatever recovery does in between (0.5 for a backoff to half; H-TCP's adaptive backoff
+    allows up to 0.8, whose falls this module counts too: FALL is 0.8)."""
+    events = congestion_events(t, cwnd)
+    bounds = [-np.inf, *events, np.inf]
+    out = []
+    for i, te in enumerate(events):
+        before = cwnd[(t >= bounds[i]) & (t <= te)]
+        after = cwnd[(t >= te) & (t < bounds[i + 2])]
+        if before.max() > 0:
+            out.append(float(after.min() / before.max()))
+    return out

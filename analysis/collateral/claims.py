@@ -17,7 +17,8 @@ from figures.common import claims_of
 from tcprepro.config import PaperConfig
 
 CCS = ("newreno", "htcp", "cubic")
-LABEL = {"newreno": "NewReno", "htcp": "H-TCP", "cubic": "CUBIC"}
+LABEL = {"newreno": "NewReno", "htcp": "H-TCP", "cubic": "CUBIC",
+         "htcp-adaptive": "H-TCP with adaptive backoff"}    # beyond the paper: analysis/collateral/investigation.py
 MEDIAN, MEAN, OWD_P5 = "owd_median_ms", "owd_mean_ms", "owd_p5_ms"
 EVENTS, REXMT, GOODPUT = "q_forward_full_events_per_min", "rexmt_data_pkts", "goodput_kbyte_s"
 
@@ -121,6 +122,16 @@ def more_retransmissions(cells: Cells, claim: dict[str, Any]) -> Iterable[Compar
             yield _order(cells, rtt, flows, REXMT, "retransmitted", "packets", cc, "newreno")
 
 
+def htcp_adaptive_backoff(cells: Cells, claim: dict[str, Any]) -> Iterable[Comparison]:
+    """Beyond the paper: with Linux's default adaptive backoff H-TCP's median OWD is above its
+    median with the paper's setting, and above NewReno's where the paper's H-TCP is below it."""
+    for rtt, flows in _conditions(claim):
+        yield _order(cells, rtt, flows, MEDIAN, "median OWD", "ms", "htcp-adaptive", "htcp")
+    for rtt in claim["where"]["rtt_ms"]:
+        for flows in claim["where"]["above_newreno_at"]:
+            yield _order(cells, rtt, flows, MEDIAN, "median OWD", "ms", "htcp-adaptive", "newreno")
+
+
 def goodput_same(cells: Cells, claim: dict[str, Any]) -> Iterable[Comparison]:
     """Section 4.1: the three algorithms' aggregate goodput much the same: the spread between the
     highest and the lowest within the bar, in % of their mean."""
@@ -168,7 +179,8 @@ def cubic_owd_cdf_shape(cells: Cells, claim: dict[str, Any]) -> Iterable[Compari
 Evaluator = Callable[[Cells, dict[str, Any]], Iterable[Comparison]]
 CLAIMS: dict[str, Evaluator] = {f.__name__: f for f in (
     goodput_same, cubic_most_latency, htcp_below_newreno_1_2, htcp_above_newreno_5, latency_rises_with_flows,
-    queue_full_events, cubic_events_grow_fastest, more_retransmissions, cubic_owd_cdf_shape)}
+    queue_full_events, cubic_events_grow_fastest, more_retransmissions, cubic_owd_cdf_shape,
+    htcp_adaptive_backoff)}
 
 
 def judge_claims(claims: list[dict[str, Any]], cells: Cells) -> list[Verdict]:

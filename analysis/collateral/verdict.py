@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.collateral import claims as collateral
+from analysis.collateral import investigation
 from analysis.collateral.run import Run
 from analysis.collateral.tables import tables
 from analysis.compare import to_markdown
@@ -77,6 +78,8 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out = verdict_head(run, claims, "Collateral Damage", f"Cells measured: {len(run.cells)} of "
                        f"{len(run.cfg.cells_by_id)} ({', '.join(sorted(run.cells)) or 'none'})")
     out += claims_md.section(claims)
+    beyond = next((v.verdict for v in claims if v.claim == "htcp_adaptive_backoff"), None)
+    out += investigation.section(run, beyond)
     out += ["## Tables beside the paper", ""]
     for t in tables(run).values():
         out += [to_markdown(t), ""]

@@ -14,7 +14,7 @@ import pytest
 from analysis.collateral.claims import CCS, Cells, judge_claims
 from analysis.collateral.plots import EpochSeries, fig2a, fig2b, middle_epochs
 from analysis.compare import build_table, to_csv, to_markdown
-from analysis.epochs import congestion_events, epochs
+from analysis.epochs import backoff_depths, congestion_events, epochs
 from analysis.summarize import summarize_trial
 from tcprepro.config import load_paper
 from tests.unit.test_analysis_summarize import DATA, make_trial, spec
@@ -209,6 +209,17 @@ def test_fig2_epochs_from_a_sawtooth() -> None:
     lo, hi = middle_epochs(events)
     assert hi - lo == 120.0 and lo == events[1]
     assert middle_epochs(events[:3]) is None
+
+
+def test_backoff_depth_of_each_event() -> None:
+    """Halving through a gradual fall gives 0.5 per event; an adaptive backoff to 0.8 counts too
+    (at FALL) and gives its own depth; growth in the middle of an epoch is no event."""
+    half = np.array(([20 + i for i in range(21)] + [35, 30, 25, 20]) * 4, dtype=float)
+    t = np.arange(len(half), dtype=float)
+    assert backoff_depths(t, half) == [0.5] * 4
+    shallow = np.array(([40 + i for i in range(11)] + [45, 40]) * 3, dtype=float)   # 50 -> 40
+    assert backoff_depths(np.arange(len(shallow), dtype=float), shallow) == [0.8] * 3
+    assert backoff_depths(t, np.linspace(10, 50, len(t))) == []
 
 
 class _Figures:
