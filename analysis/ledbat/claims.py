@@ -229,6 +229,23 @@ def linear_one_user_earlier(cells: Cells, claim: dict[str, Any]) -> Iterable[Com
 
 
 Evaluator = Callable[[Cells, dict[str, Any]], Iterable[Comparison]]
+def target_queue_42(cells: Cells, claim: dict[str, Any]) -> Iterable[Comparison]:
+    """5.4: a lone LEDBAT flow at 20 Mbit/s fills the queue to TARGET, 42 packets (1500 bytes) of
+    the 60: its queue's median while alone, in packets, within the delay samples' resolution of
+    TARGET either way."""
+    from cc.registry import target_ms
+
+    case, res = _case(claim), _bar(claim, "resolution_ms")
+    per_ms = float(cells.params[case]["rate_kbit"]) / (8 * 1500)          # packets per ms of queue
+    target = float(target_ms(LINEAR) or 0)
+    q = cells.m(LINEAR, case, "lone_queue_p50_ms")
+    pkts = None if q is None else Measure(q.value * per_ms, None if q.noise is None else q.noise * per_ms, q.n)
+    yield inside(case, f"linear: the queue's median while LEDBAT is alone {_v(pkts)} packets, {_v(q)} ms "
+                       f"(TARGET {target:g} ms: {target * per_ms:.1f} packets; the paper: "
+                       f"{claim['where']['target_pkts']})", pkts, (target - res) * per_ms, (target + res) * per_ms,
+                 "packets")
+
+
 CLAIMS: dict[str, Evaluator] = {
     "latecomer_advantage": latecomer_advantage,
     "md_share_equally": md_share_equally,
@@ -243,6 +260,7 @@ CLAIMS: dict[str, Evaluator] = {
     "min1_yields": min1_yields,
     "completion_times": completion_times,
     "linear_one_user_earlier": linear_one_user_earlier,
+    "target_queue_42": target_queue_42,
 }
 
 

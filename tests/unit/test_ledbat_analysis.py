@@ -170,6 +170,19 @@ def test_latecomer_claim(share: float, d1: float, d2: float, outcome: str) -> No
     assert verdict(lc.latecomer_advantage, c, "latecomer_advantage").verdict == outcome
 
 
+@pytest.mark.parametrize(("median_ms", "spread", "outcome"), [
+    (25.0, 0.2, "reproduced"),            # 41.7 packets at 20 Mbit/s
+    (21.6, 0.2, "not reproduced"),        # 36 packets: below 25 - 1 ms beyond the trials' noise
+    (21.6, 5.0, "not reproduced"),        # within a wide spread: nothing held
+])
+def test_target_queue_in_packets(median_ms: float, spread: float, outcome: str) -> None:
+    c = cells({"ledbat-tcp-20mbit-100mb": {"lone_queue_p50_ms": median_ms}}, spread=spread)
+    v = verdict(lc.target_queue_42, c, "target_queue_42")
+    assert v.verdict == outcome
+    text = (v.held + v.failed + v.indistinguishable)[0]
+    assert f"{median_ms * 20000 / 12000:.3g} packets" in text and "TARGET 25 ms: 41.7 packets" in text
+
+
 def test_a_claim_reads_the_papers_case_only() -> None:
     """The quick profile's 30-MB cells do not stand in for Figure 1's 100 MB: missing."""
     v = verdict(lc.latecomer_advantage, cells({"ledbat-rtt40-n2-30mb": {"late_share": 0.9, "bulk0.done_s": 30.0,
