@@ -42,6 +42,11 @@ def test_module_params_keep_only_what_changes_a_trial(tmp_path):
     bad.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match=r"module_params\.htcp: htcp: no module parameter use_adaptive_reset"):
         load_paper(bad)
+    data["matrix"]["algorithm"][3]["htcp_backoff"] = "on"                  # a word where an integer goes
+    data["scenario"]["module_params"] = {"htcp": {"use_adaptive_backoff": "${htcp_backoff}"}}
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=r"'scenario\.module_params\.htcp\.use_adaptive_backoff': 'on' is not of"):
+        load_paper(bad)
 
 
 def test_trial_spec_gives_each_flow_an_id_and_port():
