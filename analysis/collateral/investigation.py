@@ -9,6 +9,7 @@ CUBIC and the paper's Table 2, with the depth of each backoff read from the send
 """
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -24,8 +25,10 @@ SERIES = (("newreno", None), ("htcp", None), (ADAPTIVE, "H-TCP, adaptive backoff
           ("cubic", None))
 
 
-def trial_depths(trial: Path) -> list[float]:
-    """The backoff depth of each congestion event of each bulk flow of the trial (analysis/epochs.py)."""
+@functools.cache
+def trial_depths(trial: Path) -> tuple[float, ...]:
+    """The backoff depth of each congestion event of each bulk flow of the trial (analysis/epochs.py).
+    Read once per process: the figure, the table and the finding of verdict.md all use it."""
     prov = json.loads((trial / "provenance.json").read_text())
     frame = read_tcp_probe(trial / "tcp_probe.trace").frame
     out: list[float] = []
@@ -33,7 +36,7 @@ def trial_depths(trial: Path) -> list[float]:
         if name.startswith("bulk"):
             probe = probe_for_flow(frame, endpoint["port"])
             out += backoff_depths(probe["t"].to_numpy(), probe["snd_cwnd"].to_numpy())
-    return out
+    return tuple(out)
 
 
 def cell_depth(run: Run, cell_id: str) -> tuple[float, float, float] | None:
