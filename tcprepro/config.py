@@ -178,19 +178,34 @@ def cc_key(flow: dict[str, Any]) -> str:
 
 
 def _substitute(value: Any, params: dict[str, Any], where: str) -> Any:
-    """Replace ${name} placeholders; a value that is only a placeholder takes the parameter's type."""
+    """Replace ${name} placeholders; a value that is only a placeholder takes the parameter's type.
+    A string that names an unset parameter (null) is unset itself."""
     if isinstance(value, dict):
         return {k: _substitute(v, params, f"{where}.{k}") for k, v in value.items()}
     if isinstance(value, list):
         return [_substitute(v, params, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, str):
-        for name in _PLACEHOLDER.findall(value):
+        names = _PLACEHOLDER.findall(value)
+        for name in names:
             if name not in params:
                 raise ConfigError(f"{where}: ${{{name}}} is not a matrix parameter ({', '.join(params)})")
+        if any(params[n] is None for n in names):
+            return None
         whole = _FULL_PLACEHOLDER.match(value)
         if whole:
             return params[whole.group(1)]
         return _PLACEHOLDER.sub(lambda m: str(params[m.group(1)]), value)
+    return value
+
+
+def _drop_unset(value: Any) -> Any:
+    """A mapping's null fields removed, at every depth: an unset field is as if never written (the
+    profile's duration, the kernel's own sysctl), so a cell that leaves it unset has the same spec
+    as before the field could be set."""
+    if isinstance(value, dict):
+        return {k: _drop_unset(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_unset(v) for v in value]
     return value
 
 
@@ -320,12 +335,14 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
     _check_profiles(data, path)
     cfg = PaperConfig(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest())
     scenario_validator = jsonschema.Draft202012Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
-    for params in _matrix_points(data["matrix"]):
+    defaults = data.get("matrix_defaults") or {}
+    for point in _matrix_points(data["matrix"]):
+        params = {**defaults, **point}
         cell_id = _substitute(data["cell_id"], params, f"{path}: cell_id")
         if not CELL_ID.fullmatch(str(cell_id)):
             raise ConfigError(f"{path}: field 'cell_id': {cell_id!r} (from {params}) is not a cell id: use "
                               "letters, digits and . _ - + only, starting with a letter or digit")
-        scenario = _substitute(copy.deepcopy(data["scenario"]), params, f"{path}: scenario")
+        scenario = _drop_unset(_substitute(copy.deepcopy(data["scenario"]), params, f"{path}: scenario"))
         bad = next(iter(scenario_validator.iter_errors(scenario)), None)
         if bad is not None:
             raise ConfigError(f"{path}: cell {cell_id}: field 'scenario.{_field_path(bad)}': "
@@ -333,7 +350,8 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
         _check_scenario(scenario, f"{path}: cell {cell_id}: scenario")
         if cell_id in cfg.cells_by_id:
             raise ConfigError(f"{path}: cell_id template gives {cell_id!r} twice; add a parameter to it")
-        cfg.cells_by_id[cell_id] = Cell(data["paper"], cell_id, params, scenario)
+        set_params = {k: v for k, v in params.items() if v is not None}
+        cfg.cells_by_id[cell_id] = Cell(data["paper"], cell_id, set_params, scenario)
     for cid in data.get("figure_trials", []):
         if cid not in cfg.cells_by_id:
             raise ConfigError(f"{path}: field 'figure_trials': no cell {cid!r}; "

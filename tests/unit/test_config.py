@@ -104,6 +104,33 @@ def test_count_zero_drops_an_entry_and_a_cell_may_set_its_duration(tmp_path):
     assert load_paper("collateral").duration_s("newreno-rtt50-f2", "quick") == cfg.profile("quick")["duration_s"]
 
 
+def test_a_parameter_left_at_its_null_default_leaves_its_fields_unset(tmp_path):
+    """matrix_defaults: a point that does not name a parameter takes its default; null unsets every
+    scenario field naming it (a whole placeholder or inside a sysctl's words), so that cell's spec
+    is the one it had before the field existed; a point that sets it gets the field."""
+    before = load_paper("collateral")
+
+    def mutate(data):
+        data["matrix_defaults"] = {"length": None, "rcvbuf": None}
+        data["matrix"]["algorithm"][0]["length"] = 40                 # newreno's cells only
+        data["matrix"]["algorithm"][1]["rcvbuf"] = 65536              # htcp's cells only
+        data["scenario"]["duration_s"] = "${length}"
+        data["scenario"].setdefault("sysctls", {})["net.ipv4.tcp_rmem"] = "4096 ${rcvbuf} ${rcvbuf}"
+    cfg = load_paper(write_variant(tmp_path, mutate))
+    cubic = cfg.trial_spec("cubic-rtt50-f2", 1, "full")
+    assert cubic["scenario"] == before.trial_spec("cubic-rtt50-f2", 1, "full")["scenario"]
+    assert cubic["duration_s"] == before.profile("full")["duration_s"]
+    assert "length" not in cubic["params"] and "rcvbuf" not in cubic["params"]
+    assert cfg.trial_spec("newreno-rtt50-f2", 1, "full")["duration_s"] == 40
+    htcp = cfg.trial_spec("htcp-rtt50-f2", 1, "full")
+    assert htcp["scenario"]["sysctls"]["net.ipv4.tcp_rmem"] == "4096 65536 65536"
+    assert "net.ipv4.tcp_rmem" not in cubic["scenario"].get("sysctls", {})
+    # a parameter with no default that a point leaves out is still an error naming it
+    path = write_variant(tmp_path, lambda d: d["scenario"].update(duration_s="${length}"))
+    with pytest.raises(ConfigError, match=r"\$\{length\} is not a matrix parameter"):
+        load_paper(path)
+
+
 def test_negative_count_is_rejected(tmp_path):
     path = write_variant(tmp_path, lambda d: d["scenario"]["flows"][0].update(count=-1))
     with pytest.raises(ConfigError, match="count"):
