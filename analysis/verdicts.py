@@ -226,6 +226,7 @@ class Verdict:
     source: str = ""
     beyond: bool = False
     note: str = ""
+    investigation: dict[str, str] | None = None     # the config's: its verdict.md section and figure
 
     @property
     def counts(self) -> dict[str, int]:
@@ -260,7 +261,7 @@ def judge(claim: dict[str, Any], comparisons: Iterable[Comparison], note: str = 
     closest = min(judged, key=Comparison.closeness).line() if judged else ""
     return Verdict(claim["id"], claim["text"], verdict, by["held"], by["failed"], by["indistinguishable"],
                    by["missing"], headline, closest, _why(verdict, comps, claim), claim.get("source", ""),
-                   bool(claim.get("beyond")), note)
+                   bool(claim.get("beyond")), note, claim.get("investigation"))
 
 
 def _why(verdict: str, comps: list[Comparison], claim: dict[str, Any]) -> str:

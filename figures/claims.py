@@ -59,13 +59,34 @@ def table(verdicts: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
-def whys(verdicts: Sequence[dict[str, Any]]) -> list[str]:
-    """A paragraph per claim not reproduced: what stood against it and where the evidence is."""
+def whys(verdicts: Sequence[dict[str, Any]], where: str = "") -> list[str]:
+    """A paragraph per claim not reproduced: what stood against it and where the evidence is, with
+    a link to its investigation when it has one (`where`: the folder of the verdict.md and figures
+    it is in, relative to the page that shows it; "" for verdict.md itself)."""
     out = []
     for v in verdicts:
         if v["verdict"] != "reproduced":
-            out += [f"- **{v['claim']}** ({v['verdict']}): {v.get('why') or 'no explanation recorded'}", ""]
+            link = investigation_link(v, where)
+            out += [f"- **{v['claim']}** ({v['verdict']}): {v.get('why') or 'no explanation recorded'}"
+                    + (f" {link}" if link else ""), ""]
     return out
+
+
+def anchor(heading: str) -> str:
+    """The fragment a markdown renderer (GitHub's rule) gives a heading: lower case, punctuation
+    but hyphens and underscores dropped, spaces to hyphens."""
+    kept = "".join(ch for ch in heading.lower() if ch.isalnum() or ch in " -_")
+    return kept.replace(" ", "-")
+
+
+def investigation_link(v: dict[str, Any], where: str = "") -> str:
+    """'Investigation: [section](...), figure [name](...).' for a claim that names one, else ''."""
+    inv = v.get("investigation")
+    if not inv:
+        return ""
+    page = f"{where}/verdict.md" if where else ""
+    fig = f"{where}/{inv['figure']}.png" if where else f"{inv['figure']}.png"
+    return f"Investigation: [{inv['section']}]({page}#{anchor(inv['section'])}), figure [{inv['figure']}]({fig})."
 
 
 def details(v: dict[str, Any]) -> list[str]:
@@ -82,7 +103,8 @@ def details(v: dict[str, Any]) -> list[str]:
             lines.append(f"- {LISTS[o]}:")
             lines += [f"  - {item}" for item in v[o]]
     if v.get("why"):
-        lines += ["", f"Why: {v['why']}"]
+        link = investigation_link(v)
+        lines += ["", f"Why: {v['why']}" + (f" {link}" if link else "")]
     if v.get("note"):
         lines += ["", v["note"]]
     return [*lines, ""]

@@ -113,15 +113,16 @@ def render(profile: str, figures: Path, sets: dict[str, ResultSet | None]) -> st
             out.append(f"No result set at figures/{name}/{profile}/: run the workflow with this profile.")
             continue
         mine, extra = split(name, rs)
+        here = f"{name}/{profile}"             # this paper's verdict.md and figures, from REPORT.md
         out += [f"Scorecard: {paper_scorecard(name, rs)}.", ""]
         flagged = warnings(name, rs)
         if flagged:
             out += [*flagged, ""]
         out += ["### Claims", "", *claims_md.table(mine), ""]
         if any(v["verdict"] != "reproduced" for v in mine):
-            out += ["Why, for each claim not reproduced:", "", *claims_md.whys(mine)]
+            out += ["Why, for each claim not reproduced:", "", *claims_md.whys(mine, here)]
         if extra:
-            out += ["### Beyond the paper", "", *claims_md.table(extra), "", *claims_md.whys(extra)]
+            out += ["### Beyond the paper", "", *claims_md.table(extra), "", *claims_md.whys(extra, here)]
         out += ["### Tables beside the paper", ""]
         for table in rs.tables:
             md = rs.root / f"{table}.md"

@@ -95,3 +95,23 @@ def test_the_configs_why_goes_with_the_full_profile_only() -> None:
     cfg = load_paper("wlan")
     assert any("why" in c for c in claims_of(cfg, "full"))
     assert not any("why" in c for c in claims_of(cfg, "quick"))
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_a_claims_investigation_is_in_the_committed_outputs_and_linked(paper: str) -> None:
+    """A claim that names its investigation finds that section in the full reference's verdict.md
+    and its figure beside it, and REPORT.md links the claim's why to both when it is not reproduced."""
+    from figures.claims import anchor
+
+    full = REPO / "figures" / paper / "full"
+    report = (REPO / "figures" / "REPORT.md").read_text()
+    verdicts = {v["claim"]: v for v in json.loads((full / "verdicts.json").read_text())}
+    for claim in load_paper(paper).data["reference"].get("claims", []):
+        inv = claim.get("investigation")
+        if not inv:
+            continue
+        assert f"## {inv['section']}\n" in (full / "verdict.md").read_text(), (claim["id"], inv["section"])
+        assert (full / f"{inv['figure']}.png").exists(), (claim["id"], inv["figure"])
+        if verdicts[claim["id"]]["verdict"] != "reproduced":
+            assert f"({paper}/full/verdict.md#{anchor(inv['section'])})" in report, claim["id"]
+            assert f"({paper}/full/{inv['figure']}.png)" in report, claim["id"]
