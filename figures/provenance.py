@@ -39,6 +39,7 @@ def config_check(run: PaperRun) -> dict[str, Any]:
     stale: dict[str, str] = {}
     ran: dict[str, list[str]] = {}
     other = 0
+    model_sources = _model_sources(run)
     for cell_id in sorted(run.cells):
         digests = set()
         for trial in run.valid_trials(cell_id):
@@ -53,12 +54,31 @@ def config_check(run: PaperRun) -> dict[str, Any]:
             except ConfigError:
                 continue                # a profile the config does not have (a test's)
             diffs = staleness.differences(recorded, current)
+            ran_sources = _ran_sources(trial) if model_sources else None
+            if model_sources and ran_sources and ran_sources != model_sources:
+                diffs.append(("model sources (sha256)", ran_sources[:16], model_sources[:16]))
             if diffs:
                 stale[f"{cell_id}/{trial.name}"] = staleness.describe(diffs)
         if digests:
             ran[cell_id] = sorted(digests)
     return {"config_sha256": run.cfg.sha256, "trials_from_other_config_versions": other,
             "stale_trials": stale, "cell_specs": ran}
+
+
+def _model_sources(run: PaperRun) -> str | None:
+    """A simulated paper's model sources as the checkout holds them (None for a measured paper)."""
+    if not run.cfg.simulated:
+        return None
+    from sim.build import sources_sha256
+    return sources_sha256(run.cfg.data["scenario"]["model"])
+
+
+def _ran_sources(trial: Path) -> str | None:
+    """The model sources a simulated trial ran, from its provenance."""
+    path = trial / "provenance.json"
+    if not path.exists():
+        return None
+    return (json.loads(path.read_text()).get("simulator") or {}).get("sources_sha256")
 
 
 def stale_lines(check: dict[str, Any]) -> list[str]:

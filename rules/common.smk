@@ -63,11 +63,15 @@ def uml_binary(paper, cell):
 
 
 def sim_binary(paper):
-    """A simulated paper's trials run its model, compiled by rule sim_binary (again when its sources change)."""
+    """A simulated paper's trials run its model, compiled by rule sim_binary (again when its sources
+    change). Trials take it as ancient(), as the UML kernel: a binary built after them (a new cell
+    on a machine whose trials came from data/) does not rerun them. Each trial's provenance names
+    the model sources it ran; one that ran other sources than the checkout's is stale
+    (figures/provenance.py), flagged in its verdict and REPORT.md."""
     if not PAPERS[paper].simulated:
         return []
     m = SIM_MODELS[PAPERS[paper].data["scenario"]["model"]]
-    return [f"build/{m.directory}/{m.name}"]
+    return [ancient(f"build/{m.directory}/{m.name}")]
 
 
 def per_core(paper, cell):

@@ -131,6 +131,12 @@ def _inputs_sha256(m: Model, command: list[str], compiler: str, package: str) ->
     return h.hexdigest()
 
 
+def sources_sha256(name: str) -> str:
+    """The digest of a model's sources as the checkout holds them, as a trial's provenance records
+    the sources it ran (staleness: figures/provenance.py)."""
+    return _sources_sha256(model(name))
+
+
 def _sources_sha256(m: Model) -> str:
     h = hashlib.sha256()
     for path in m.source_paths:

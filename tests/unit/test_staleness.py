@@ -109,3 +109,22 @@ def test_a_fixed_size_trials_bound_is_a_guard_not_what_ran() -> None:
     timed = load_paper("collateral").trial_spec("cubic-rtt50-f2", 1, "full")
     shorter = {**json.loads(json.dumps(timed)), "duration_s": 60}
     assert ("duration_s", 60, timed["duration_s"]) in staleness.differences(shorter, timed)
+
+
+def test_a_simulated_trial_of_other_model_sources_is_stale(tmp_path: Path) -> None:
+    """A simulated trial's provenance names the model sources it ran: against the checkout's (a
+    binary rebuilt after the trials does not rerun them, rules/common.smk), other sources are stale."""
+    from analysis.wlan.run import Run as WlanRun
+    from sim.build import sources_sha256
+
+    cfg = load_paper("wlan")
+    root = tmp_path / "results"
+    cell = "dl1-ul1-fifo-q100-mt1"
+    for k, sources in ((1, sources_sha256("wlan_dcf")), (2, "0" * 64)):
+        _trial(root, cell, k, cfg.trial_spec(cell, k, "full"))
+        prov = {"simulator": {"sources_sha256": sources}}
+        (root / cell / f"trial-{k}" / "provenance.json").write_text(json.dumps(prov))
+    (root / cell / "cell.json").write_text(json.dumps({"n_valid": 2, "trials": [1, 2], "metrics": {}}))
+    check = config_check(WlanRun.load("full", root, tmp_path / "out"))
+    assert check["stale_trials"] == {
+        f"{cell}/trial-2": f'model sources (sha256): "{"0" * 16}" -> "{sources_sha256("wlan_dcf")[:16]}"'}
