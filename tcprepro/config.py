@@ -336,7 +336,8 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
     cfg = PaperConfig(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest())
     scenario_validator = jsonschema.Draft202012Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
     defaults = data.get("matrix_defaults") or {}
-    for point in _matrix_points(data["matrix"]):
+    points = [pt for m in [data["matrix"], *data.get("extra_matrices", [])] for pt in _matrix_points(m)]
+    for point in points:
         params = {**defaults, **point}
         cell_id = _substitute(data["cell_id"], params, f"{path}: cell_id")
         if not CELL_ID.fullmatch(str(cell_id)):

@@ -131,6 +131,21 @@ def test_a_parameter_left_at_its_null_default_leaves_its_fields_unset(tmp_path):
         load_paper(path)
 
 
+def test_extra_matrices_add_cells_on_part_of_an_axis(tmp_path):
+    """extra_matrices: further products of the same axes, their cells after the matrix's; a cell id
+    that one of them gives twice is refused like the matrix's own."""
+    cfg = load_paper("wlan")
+    ids = list(cfg.cells_by_id)
+    assert [i for i in ids if "-ackq200-" in i] == [f"dl2-ul2-dataack-ackq200-q100-mt{m}" for m in (6, 7, 8)]
+    assert ids.index("dl2-ul2-dataack-ackq200-q100-mt6") > ids.index("dl4-ul4-dataack-ackq1000-q100-mt8")
+    assert cfg.trial_spec("dl1-ul1-fifo-bic-q100-mt2", 1, "full")["scenario"]["tcp"] == "TcpBic"
+
+    def twice(data):                    # every axis of the matrix, each cut to its first value
+        data["extra_matrices"] = [{axis: values[:1] for axis, values in data["matrix"].items()}]
+    with pytest.raises(ConfigError, match="gives 'newreno-rtt50-f1' twice"):
+        load_paper(write_variant(tmp_path, twice))
+
+
 def test_negative_count_is_rejected(tmp_path):
     path = write_variant(tmp_path, lambda d: d["scenario"]["flows"][0].update(count=-1))
     with pytest.raises(ConfigError, match="count"):
