@@ -17,7 +17,11 @@ SCEN_COLOURS = {"dl1-ul1": "#1f77b4", "dl2-ul2": "#ff7f0e", "dl4-ul4": "#2ca02c"
 VARIANT_STYLE = {"fifo": {"color": "#7f7f7f", "marker": "s", "label": "FIFO"},
                  "dataack": {"color": "#1f77b4", "marker": "o", "label": "DATA/ACK WRR 2:1"},
                  "adaptive": {"color": "#d62728", "marker": "^", "label": "adaptive 2 N_down : N_up"},
-                 "dataack-ackq1000": {"color": "#2ca02c", "marker": "D", "label": "DATA/ACK, ACK queue 1000"}}
+                 "dataack-ackq200": {"color": "#bcbd22", "marker": "v", "label": "DATA/ACK, ACK queue 200"},
+                 "dataack-ackq400": {"color": "#17becf", "marker": "P", "label": "DATA/ACK, ACK queue 400"},
+                 "dataack-ackq1000": {"color": "#2ca02c", "marker": "D", "label": "DATA/ACK, ACK queue 1000"},
+                 "fifo-bic": {"color": "#9467bd", "marker": "^", "label": "FIFO, BIC"},
+                 "fifo-delack200": {"color": "#8c564b", "marker": "v", "label": "FIFO, delayed-ACK timer 200 ms"}}
 
 
 class Run(PaperRun):

@@ -10,6 +10,7 @@ from pathlib import Path
 from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
 from analysis.wlan import claims as wlan_claims
+from analysis.wlan import investigation
 from analysis.wlan.run import Run
 from analysis.wlan.tables import tables
 from figures import claims as claims_md
@@ -85,6 +86,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out += claims_md.section(claims, "The paper's claims")
     out += ["## dl1-ul1 at M_t = 1 beside the paper", ""]
     out += [to_markdown(t) for t in tables(run).values()]
+    out += investigation.section(run)
     out += ["## What the paper leaves open, and what we chose", ""]
     out += choices_lines(run)
     out += ["", "## The simulator", "", *simulator_lines(run), "",
