@@ -48,6 +48,7 @@ class Outcome:
     replaced: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     kept_local: list[str] = field(default_factory=list)
+    not_in_config: list[str] = field(default_factory=list)
 
     def render(self, verb: str) -> str:
         parts = [f"{len(self.done)} {verb}"]
@@ -57,6 +58,9 @@ class Outcome:
         if self.kept_local:
             parts.append(f"{len(self.kept_local)} kept as they are in results/ (they differ from the archive; "
                          f"`archive pack` would replace the archived ones): {', '.join(self.kept_local)}")
+        if self.not_in_config:
+            parts.append(f"{len(self.not_in_config)} left out: their cells are not in the paper's config "
+                         f"({', '.join(sorted({k.split('/')[0] for k in self.not_in_config}))})")
         return "; ".join(parts)
 
 
@@ -129,13 +133,20 @@ def tar_bytes(trial: Path) -> bytes:
 
 
 def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Path = DATA) -> dict[str, Outcome]:
-    """Archive every finished trial of these papers not yet archived as it is now."""
+    """Archive every finished trial of these papers not yet archived as it is now; a trial of a
+    cell the paper's config no longer has (an investigation narrowed) stays out of data/."""
+    from tcprepro.config import load_paper
+
     out: dict[str, Outcome] = {}
     for paper in papers:
         src, dst = results / profile / paper, data / profile / paper
         manifest, outcome = _read_manifest(dst), Outcome()
+        cells = set(load_paper(paper).cells_by_id)
         for trial in finished_trials(src):
             key, target = _key(trial), dst / trial.parent.name / (trial.name + SUFFIX)
+            if trial.parent.name not in cells:
+                outcome.not_in_config.append(key)
+                continue
             # a finished trial does not change: only one written after its archive is read and hashed
             if key in manifest and target.exists() and target.stat().st_mtime >= _newest(trial):
                 outcome.unchanged.append(key)

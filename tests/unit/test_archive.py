@@ -43,8 +43,11 @@ def test_pack_then_restore_gives_the_same_files(tmp_path: Path) -> None:
     trials = [make_trial(results, "cubic-t1", k) for k in (1, 2)]
     add_invalid_attempt(trials[1])
     (results / "full" / "westwood" / "cubic-t1" / "trial-3.partial").mkdir()   # an unfinished trial
+    make_trial(results, "cubic-t9", 1)                                            # a cell the config has not
     packed = arc.pack("full", ["westwood"], results, data)["westwood"]
     assert packed.done == ["cubic-t1/trial-1", "cubic-t1/trial-2"]
+    assert packed.not_in_config == ["cubic-t9/trial-1"] and not (data / "full" / "westwood" / "cubic-t9").exists()
+    assert "1 left out: their cells are not in the paper's config (cubic-t9)" in packed.render("packed")
     restored = arc.restore("full", ["westwood"], fresh, data)["westwood"]
     assert restored.done == packed.done
     for t in trials:
