@@ -119,8 +119,12 @@ def fig_test2(run: Run) -> list[Path]:
              title="Test 2 (10 Mbit/s, 500 ms each way): trial length")
     right.set(xscale="log", xlabel="fixed socket buffer (KB), 120-s trials",
               title="Test 2: one fixed socket buffer")
-    for ax in (left, right):
-        ax.grid(alpha=0.3, which="both")
+    for ax, axes in ((left, ("length",)), (right, ("rcvbuf", "sndbuf"))):
+        ticks = sorted({s.x for s in found if s.axis in axes})
+        if ticks:
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+            ax.minorticks_off()
+        ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     left.text(0.01, 0.02, f"dotted: the report's 649 and 240 kbit/s; band: within {tol:g} %",
               transform=left.transAxes, fontsize=7)
@@ -181,6 +185,7 @@ def _finding(run: Run, found: list[Setting]) -> str:
     text = "What the cells show: no setting puts both numbers on the report's; they reach " + "; ".join(parts) + "."
     if ratios:
         lo, hi = min(r for _, r in ratios), max(r for _, r in ratios)
-        text += (f" Westwood+'s share of CUBIC's throughput ranges from {lo:.2f} to {hi:.2f} over the settings, "
-                 f"against the report's {ref['westwood'] / ref['cubic']:.2f}.")
+        share = f"is {lo:.2f}" if len(ratios) == 1 else f"ranges from {lo:.2f} to {hi:.2f} over the settings"
+        report_share = ref["westwood"] / ref["cubic"]
+        text += f" Westwood+'s share of CUBIC's throughput {share}, against the report's {report_share:.2f}."
     return text
