@@ -9,6 +9,7 @@ the verdict rule, a number is on the report's only when the whole trial range ag
 """
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -161,6 +162,18 @@ def section(run: Run) -> list[str]:
     return [*out, ""]
 
 
+def _crossing(found: list[Setting], axis: str, cc: str, target: float) -> str:
+    """Where, between two neighbouring measured settings of an axis, the algorithm's throughput
+    passes the report's number (linear between them), or ''."""
+    pts = [(s.x, s.m[cc].value) for s in found if s.axis == axis and s.m[cc] is not None]  # type: ignore[union-attr]
+    for (x0, y0), (x1, y1) in itertools.pairwise(pts):
+        if (y0 - target) * (y1 - target) <= 0 and y0 != y1:
+            x = x0 + (x1 - x0) * (target - y0) / (y1 - y0)
+            return (f"{ww.LABEL[cc]} would reach the report's {target:.0f} kbit/s at about {x:.0f} KB "
+                    f"({y0:.0f} at {x0:g} KB, {y1:.0f} at {x1:g} KB)")
+    return ""
+
+
 def _cell(m: Measure | None) -> str:
     if m is None:
         return "-"
@@ -183,6 +196,9 @@ def _finding(run: Run, found: list[Setting]) -> str:
     ratios = [(s, s.m["westwood"].value / s.m["cubic"].value) for s in found    # type: ignore[union-attr]
               if s.m["cubic"] and s.m["westwood"] and s.m["cubic"].value]
     text = "What the cells show: no setting puts both numbers on the report's; they reach " + "; ".join(parts) + "."
+    crossings = [c for cc in CCS if (c := _crossing(found, "rcvbuf", cc, ref[cc]))]
+    if crossings:
+        text += " With a fixed receive buffer " + "; ".join(crossings) + "."
     if ratios:
         lo, hi = min(r for _, r in ratios), max(r for _, r in ratios)
         share = f"is {lo:.2f}" if len(ratios) == 1 else f"ranges from {lo:.2f} to {hi:.2f} over the settings"
