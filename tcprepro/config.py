@@ -338,7 +338,7 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
     defaults = data.get("matrix_defaults") or {}
     points = [pt for m in [data["matrix"], *data.get("extra_matrices", [])] for pt in _matrix_points(m)]
     for point in points:
-        params = {**defaults, **point}
+        params = {**point, **{k: v for k, v in defaults.items() if k not in point}}
         cell_id = _substitute(data["cell_id"], params, f"{path}: cell_id")
         if not CELL_ID.fullmatch(str(cell_id)):
             raise ConfigError(f"{path}: field 'cell_id': {cell_id!r} (from {params}) is not a cell id: use "

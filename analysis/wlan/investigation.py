@@ -91,9 +91,12 @@ def ack_queue_section(run: Run) -> list[str]:
                                  f"of {', '.join(map(str, mts))}.")
         else:
             below = [size for size, _, _ in rows if size < needed]
-            not_with = f" (not with {', '.join(map(str, below))})." if below else "."
-            verdict_lines.append(f"{scen}: about 1:1 at every M_t of {', '.join(map(str, mts))} from an ACK queue of "
-                                 f"{needed} packets on" + not_with)
+            at = next(sorted(outcome) for size, outcome, _ in rows if size == needed)
+            not_with = f", not with {', '.join(map(str, below))}." if below else "."
+            larger = all(all(o == "held" for o in outcome.values()) for size, outcome, _ in rows if size > needed)
+            verdict_lines.append(f"{scen}: about 1:1 with an ACK queue of {needed} packets (at M_t "
+                                 f"{', '.join(map(str, at))})" + (" and every larger one run" if larger else "")
+                                 + not_with)
     out += ["What the cells show: " + " ".join(verdict_lines) + " The paper does not give its ACK queue's size; "
             "its 1:1 needs one large enough that the uplink's ACKs are not dropped at the AP (bottom panels of "
             "the figure: the share of ACKs the AP dropped).", ""]
