@@ -51,7 +51,7 @@ smoke: deps
 	$(SNAKE) --cores $(CORES) --workflow-profile profiles/smoke
 
 test: deps lint
-	$(PY) -m pytest -ra tests
+	$(PY) -m pytest -ra --durations=40 tests
 unit: deps lint
 	$(PY) -m pytest -q tests/unit
 
