@@ -124,7 +124,12 @@ def diff(ns: argparse.Namespace) -> int:
              help="pack: finished trials into data/; restore: data/ into results/; status: what data/ holds"),
          arg("--profile", default="full", help="whose trials (default: full, the reference runs)"),
          arg("--paper", action="append", metavar="P",
-             help="a paper in config/ (repeatable; default: all)"))
+             help="a paper in config/ (repeatable; default: all)"),
+         arg("--results", type=Path, default=None, metavar="DIR",
+             help="the results folder of the run (default: results/; a run elsewhere, e.g. a new lane's "
+                  "reference under way: results/uml)"),
+         arg("--data", type=Path, default=None, metavar="DIR",
+             help="the archive folder (default: data/; a reference run under way: data/uml)"))
 def archive(ns: argparse.Namespace) -> int:
     from tcprepro import archive as arc
     from tcprepro.config import ConfigError, load_paper, paper_names
@@ -132,12 +137,13 @@ def archive(ns: argparse.Namespace) -> int:
     try:
         names = ns.paper or paper_names()
         papers = {n: load_paper(n) for n in names}
+        roots = {"results": (ns.results or arc.RESULTS).absolute(), "data": (ns.data or arc.DATA).absolute()}
         if ns.action == "status":
             print(arc.status(ns.profile, {n: ([c.cell_id for c in p.cells(ns.profile)], p.profile(ns.profile)["trials"])
-                                          for n, p in papers.items()}))
+                                          for n, p in papers.items()}, data=roots["data"]))
             return 0
         run = arc.pack if ns.action == "pack" else arc.restore
-        for paper, outcome in run(ns.profile, papers).items():
+        for paper, outcome in run(ns.profile, papers, **roots).items():
             print(f"{paper}: {outcome.render('packed' if ns.action == 'pack' else 'restored')}")
         return 0
     except (arc.ArchiveError, ConfigError, OSError) as exc:

@@ -120,6 +120,25 @@ def test_cli_names_an_unknown_paper() -> None:
     assert proc.returncode == 2 and "known papers: collateral" in proc.stderr
 
 
+def test_cli_packs_and_restores_a_run_kept_beside_the_reference(tmp_path: Path) -> None:
+    """--results/--data: a reference run under way on another lane keeps its own folders, so the
+    committed reference in data/ is untouched until the new one is complete."""
+    results, data, fresh = tmp_path / "uml-results", tmp_path / "uml-data", tmp_path / "fresh"
+    make_trial(results, "cubic-t1", 1)
+
+    def cli(*args: str) -> str:
+        proc = subprocess.run([sys.executable, "-m", "tcprepro", "archive", *args, "--paper", "westwood"],
+                              cwd=CHECKOUT, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    assert "1 packed" in cli("pack", "--results", str(results), "--data", str(data))
+    assert (data / "full" / "westwood" / "cubic-t1" / ("trial-1" + arc.SUFFIX)).exists()
+    assert cli("status", "--data", str(data)).startswith("westwood: 1 of ")
+    assert "1 restored" in cli("restore", "--results", str(fresh), "--data", str(data))
+    assert (fresh / "full" / "westwood" / "cubic-t1" / "trial-1" / "qdisc.csv").exists()
+
+
 def _members(archive: Path) -> list[str]:
     with tarfile.open(archive, mode="r:xz") as tar:
         return sorted(tar.getnames())
