@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from analysis.parsers import read_qdisc, read_tcp_probe
 
@@ -60,17 +61,30 @@ def congestion_events(t: np.ndarray, cwnd: np.ndarray, gap_s: float = 0.5) -> li
     return [int(i) for k, i in enumerate(falling) if k == 0 or t[i] - t[falling[k - 1]] > gap_s]
 
 
+def usable(summary: dict) -> bool:
+    """Valid, or invalid only because the bottleneck ran slow for one 0.5 s stretch (seen on a
+    loaded 2-core CI machine, and under TCG): the congestion-control behaviour these tests check
+    does not hinge on that dip, which is printed. Every other fidelity failure still fails."""
+    reasons = summary["invalid_reasons"]
+    if reasons:
+        print(f"trial {summary.get('cell')} invalid, checked anyway: {reasons}")
+    return all(r.startswith("fidelity forward.rate_worst_0.5s") for r in reasons)
+
+
 # The checks a real-time lane (the host kernel, the QEMU VM) passes only when the machine gives it the
-# CPU time it needs: a loaded host (a busy CI runner, TCG beside other work) fails them while the
-# code under test is right. The trial records them and the workflow measures such a trial again.
+# CPU time it needs. On a loaded host (a busy CI runner) they fail while the code under test is
+# right, and in either direction: the calibration's delay, taken under one load, meets another.
 HOST_TIMING_CHECKS = ("base_rtt", "forward.rate_at_saturation", "forward.rate_worst_0.5s",
                       "voip_owd_within_bounds", "delay_signal_excess")
 
 
-def usable(summary: dict) -> bool:
-    """Valid, or invalid only through the real-time checks a loaded host fails (printed): the
-    behaviour these tests check does not hinge on them. Every other failure still fails."""
+def skip_unless_timed(summary: dict) -> None:
+    """For the checks that need the lane's real-time fidelity: a trial the lane judged invalid
+    through host timing alone (after its own attempts) cannot judge them, so the rest of the test
+    is skipped, naming the failed checks; an invalid trial for any other reason fails here."""
+    if usable(summary):
+        return
     reasons = summary["invalid_reasons"]
-    if reasons:
-        print(f"trial {summary.get('cell')} invalid through host timing, checked anyway: {reasons}")
-    return all(any(r.startswith(f"fidelity {name}:") for name in HOST_TIMING_CHECKS) for r in reasons)
+    other = [r for r in reasons if not any(r.startswith(f"fidelity {n}:") for n in HOST_TIMING_CHECKS)]
+    assert not other, other
+    pytest.skip(f"the host was too loaded for the real-time lane to keep time; the trial says so: {reasons}")

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tests.integration.conftest import CHECKOUT, trial_cmd
-from tests.integration.series import usable
+from tests.integration.series import skip_unless_timed
 
 pytestmark = [pytest.mark.root, pytest.mark.vm]
 
@@ -44,29 +44,25 @@ def test_acceptance_trial_in_vm(vm_results, paper_env, nothing_left_behind, tmp_
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["kernel"]["where"] == "vm" and prov["kernel"]["release"].startswith("6.1.")
     assert "(vm)" in proc.stdout and "set-up" in proc.stdout
-    # The lane keeps real time only when the host gives it the CPU: on a loaded machine its timing
-    # checks fail, and the trial says so (the workflow measures it again). Anything else must pass.
-    assert usable(summary), summary["invalid_reasons"]
     checks = {c["name"]: c for c in prov["fidelity"]}
     failed = sorted(n for n, c in checks.items() if c["pass"] is False)
     assert summary["valid"] == (not failed) and len(summary["invalid_reasons"]) == len(failed), failed
-    base, rate = checks["base_rtt"], checks["forward.rate_at_saturation"]
-    assert base["pass"] == (abs(base["measured"] - 50) <= base["tolerance"])
-    assert rate["pass"] == (abs(rate["measured"] - 1000) <= rate["tolerance"] * 1000)
-    assert base["measured"] >= 50 - base["tolerance"], "a loaded host lengthens the path, never shortens it"
     assert checks["forward.queue_limit"]["measured"] == 60000
-    m = summary["metrics"]
-    # One-way delay between the path's 25 ms and 25 ms + a full 60000-byte buffer at the drain rate
-    # the trial measured (480 ms at 1 Mbit/s: the paper's bound), within the 0.5 ms emulator
-    # accuracy and what a loaded host added to the base RTT.
-    applied = prov["calibration"]["netem_delay_ms"]["forward"]        # calibrated a little under 25
-    slack = 0.5 + max(0.0, base["measured"] - 50)
-    assert m["owd_min_ms"] >= min(25, applied) - 0.5
-    assert m["owd_max_ms"] <= 25 + 480 * 1000 / min(rate["measured"], 1000 * 0.98) + slack
-    assert m["owd_median_ms"] > 300, "CUBIC keeps the 60000-byte queue mostly full"
     assert prov["congestion_controls"]["cubic"]["kernel_name"] == "cubic"
     status = subprocess.run(["pgrep", "-c", "-f", "qemu-system"], capture_output=True, text=True)
     assert status.stdout.strip() in ("0", "1")     # at most the lane's own VM, stopped by the fixture
+    # The lane keeps real time only when the host gives it the CPU; on a loaded machine its timing
+    # checks fail and the trial says so (the workflow measures it again). What follows needs it.
+    skip_unless_timed(summary)
+    assert abs(checks["base_rtt"]["measured"] - 50) <= 0.5
+    assert abs(checks["forward.rate_at_saturation"]["measured"] - 1000) <= 20
+    m = summary["metrics"]
+    # One-way delay between the path's 25 ms and 25 ms + a full 60000-byte buffer at 1 Mbit/s
+    # (480 ms: the paper's bound), within the 0.5 ms emulator accuracy and, above, the slowest
+    # drain the 2 % rate check accepts.
+    applied = prov["calibration"]["netem_delay_ms"]["forward"]        # calibrated a little under 25
+    assert m["owd_min_ms"] >= min(25, applied) - 0.5 and m["owd_max_ms"] <= 25 + 480 / 0.98 + 0.5
+    assert m["owd_median_ms"] > 300, "CUBIC keeps the 60000-byte queue mostly full"
     _figures_from_the_trial(vm_results / "vmsmoke", tmp_path)
 
 
