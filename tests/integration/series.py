@@ -78,11 +78,12 @@ HOST_TIMING_CHECKS = ("base_rtt", "forward.rate_at_saturation", "forward.rate_wo
                       "voip_owd_within_bounds", "delay_signal_excess")
 
 
-def skip_unless_timed(summary: dict) -> None:
+def skip_unless_timed(summary: dict, dips_ok: bool = True) -> None:
     """For the checks that need the lane's real-time fidelity: a trial the lane judged invalid
     through host timing alone (after its own attempts) cannot judge them, so the rest of the test
-    is skipped, naming the failed checks; an invalid trial for any other reason fails here."""
-    if usable(summary):
+    is skipped, naming the failed checks; an invalid trial for any other reason fails here.
+    `dips_ok`: a trial invalid only through a slow 0.5-s stretch is still checked (usable())."""
+    if summary["valid"] or (dips_ok and usable(summary)):
         return
     reasons = summary["invalid_reasons"]
     other = [r for r in reasons if not any(r.startswith(f"fidelity {n}:") for n in HOST_TIMING_CHECKS)]
