@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 from pathlib import Path
 
 from cc import loader
@@ -35,19 +36,33 @@ def _start_ticks(pid: int) -> int | None:
         return None
 
 
+def machine_id() -> str:
+    """This machine (host name and boot): a pid means something only on the machine that wrote it.
+    On a cluster, results/ is shared by nodes whose processes this one cannot see."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = "unknown-boot"
+    return f"{socket.gethostname()}/{boot}"
+
+
 def claim(folder: Path) -> None:
-    """Mark `folder` as being written by this process: its pid and start time, so that a sweep
-    never takes a folder whose writer lives, nor spares one because its pid was reused."""
-    (folder / OWNER_FILE).write_text(f"{os.getpid()} {_start_ticks(os.getpid())}")
+    """Mark `folder` as being written by this process: its pid, start time and machine, so that a
+    sweep never takes a folder whose writer lives, nor spares one because its pid was reused."""
+    (folder / OWNER_FILE).write_text(f"{os.getpid()} {_start_ticks(os.getpid())} {machine_id()}")
 
 
 def owner_alive(folder: Path) -> bool | None:
-    """Whether the process that claimed `folder` still runs; None when it was never claimed (being
-    created right now, or not a folder of ours): such a folder is left alone."""
+    """Whether the process that claimed `folder` still runs; None when that cannot be known here:
+    never claimed (being created right now, or not a folder of ours), or claimed on another machine
+    (a cluster node: a job its scheduler killed is redone by the trial's next run, which starts from
+    an empty folder). Such a folder is left alone."""
     try:
         fields = (folder / OWNER_FILE).read_text().split()
         pid = int(fields[0])
     except (OSError, ValueError, IndexError):
+        return None
+    if len(fields) > 2 and fields[2] != machine_id():
         return None
     started = fields[1] if len(fields) > 1 else None
     if not pid_alive(pid):

@@ -27,3 +27,17 @@ def test_only_folders_of_dead_writers_are_stale(tmp_path: Path) -> None:
     (reused / cleanup.OWNER_FILE).write_text(f"{os.getpid()} 1")     # this pid, another start time
     assert sorted(cleanup.stale_partials(tmp_path)) == sorted([dead, reused])
     assert cleanup.owner_alive(mine) is True and cleanup.owner_alive(unclaimed) is None
+
+
+def test_a_folder_claimed_on_another_machine_is_left_alone(tmp_path: Path) -> None:
+    """On a cluster results/ is shared: a pid written on another node says nothing here, dead or
+    alive, so the sweep leaves that folder to its own trial's next run."""
+    here = _partial(tmp_path, "trial-1")
+    cleanup.claim(here)
+    other = _partial(tmp_path, "trial-2")
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (other / cleanup.OWNER_FILE).write_text(f"{proc.stdout.strip()} 1 node-17/another-boot")
+    same_machine_dead = _partial(tmp_path, "trial-3")
+    (same_machine_dead / cleanup.OWNER_FILE).write_text(f"{proc.stdout.strip()} 1 {cleanup.machine_id()}")
+    assert cleanup.owner_alive(other) is None and cleanup.owner_alive(here) is True
+    assert cleanup.stale_partials(tmp_path) == [same_machine_dead]
