@@ -49,6 +49,15 @@ def failed_log_path(final_dir: Path) -> Path:
     return final_dir.with_name(final_dir.name + ".failed.log")
 
 
+def scheduler_job() -> dict[str, str] | None:
+    """The cluster job this trial ran in (SLURM sets these in every job's environment), for its
+    provenance; None outside one."""
+    if not os.environ.get("SLURM_JOB_ID"):
+        return None
+    return {"scheduler": "slurm", "job_id": os.environ["SLURM_JOB_ID"],
+            "node": os.environ.get("SLURMD_NODENAME", ""), "cluster": os.environ.get("SLURM_CLUSTER_NAME", "")}
+
+
 def _where(cell: Any) -> str:
     if os.environ.get("TCPREPRO_IN_VM") == "1" or os.environ.get("TCPREPRO_IN_UML") == "1":
         return "host"
@@ -199,6 +208,8 @@ def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_atte
     if prov_path.exists():
         prov = json.loads(prov_path.read_text())
         prov["attempts"] = {"total": summary["attempt"], "this_run": len(archived) + 1, "earlier_runs": len(earlier)}
+        if job := scheduler_job():
+            prov["scheduler_job"] = job
         prov_path.write_text(json.dumps(prov, indent=2))
     if summary["retry_next_run"]:
         attempts.keep_for_retry(final_dir)
@@ -306,6 +317,12 @@ def main(args: argparse.Namespace) -> int:
     except CannotRun as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
+    if where != "uml" and scheduler_job():
+        print(f"error: {args.paper}/{args.cell} would be measured on the {where} lane inside cluster job "
+              f"{os.environ['SLURM_JOB_ID']}; a cluster runs measured trials on the virtual-time lane only "
+              "(the VM lane's bookkeeping is per machine, the host lane needs root). Fix: run the workflow "
+              "with the cluster profile (it sets the lane), or TCPREPRO_KERNEL=uml", file=sys.stderr)
+        return 2
     if where != "uml" and os.geteuid() != 0:
         print("error: a trial on the host kernel or in the VM builds network namespaces and qdiscs: run it as "
               "root, or on the virtual-time lane (TCPREPRO_KERNEL=uml), which needs no root", file=sys.stderr)
