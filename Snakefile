@@ -11,6 +11,7 @@
 # - "path composition with +" and "mixed rules and functions": list and message concatenation, and
 #   rules/common.smk's helper functions, which the rules files include.
 import hashlib
+import math
 import os
 import sys
 from fnmatch import fnmatch
@@ -62,6 +63,9 @@ include: "rules/common.smk"
 # figure embedded, grouped by paper, under this description.
 report: "docs/report.rst"
 
+
+# Cheap bookkeeping runs where Snakemake runs, not as cluster jobs.
+localrules: all, cell, report
 
 rule all:
     input:

@@ -25,10 +25,27 @@ def cell_files(paper):
     return [str(RESULTS / paper / c / "cell.json") for c in selected_cells(paper)]
 
 
+def cluster_lane():
+    """On a cluster (a remote executor such as `--workflow-profile profiles/slurm`) every measured
+    trial runs on the virtual-time lane: one unprivileged process per job, no machine-wide state. The
+    VM lane keeps its lock and PIDs for one machine and the host lane needs root (docs/cluster.md).
+    Snakemake knows its executor only once the DAG is built, so the lanes' first lookup decides; set
+    in the environment, the lane reaches every job (sbatch exports it)."""
+    if not workflow.non_local_exec:
+        return
+    forced = os.environ.get("TCPREPRO_KERNEL", "uml").strip().lower() or "uml"
+    if forced not in ("uml", "auto"):
+        raise WorkflowError(f"TCPREPRO_KERNEL={forced}: a cluster runs measured trials on the virtual-time lane "
+                            "only (the VM lane's bookkeeping is per machine, the host lane needs root). "
+                            "Fix: unset TCPREPRO_KERNEL or set it to uml")
+    os.environ["TCPREPRO_KERNEL"] = "uml"
+
+
 @cache
 def lanes_of(paper):
     """{cell: lane} of a measured paper (testbed/placement.py: uml, host or vm; None where it cannot
     run, which its trials then report). Simulated papers run on the host: "sim"."""
+    cluster_lane()
     if PAPERS[paper].simulated:
         return {c.cell_id: "sim" for c in PAPERS[paper].cells(PROFILE)}
     from testbed import placement
@@ -72,6 +89,20 @@ def sim_binary(paper):
         return []
     m = SIM_MODELS[PAPERS[paper].data["scenario"]["model"]]
     return [ancient(f"build/{m.directory}/{m.name}")]
+
+
+def job_runtime_min(paper, cell):
+    """Minutes a cluster job gets for one trial: config `cluster` scales the cell's duration (or
+    bound). A real-time trial may be measured max_attempts times."""
+    c = config["cluster"]
+    seconds = PAPERS[paper].duration_s(cell, PROFILE) * c["wall_s_per_virtual_s"]
+    if not per_core(paper, cell):
+        seconds *= config["max_attempts"]
+    return c["runtime_floor_min"] + math.ceil(seconds / 60)
+
+
+def job_mem_mb(paper, cell):
+    return config["cluster"]["mem_mb"]["sim" if lane(paper, cell) == "sim" else "uml"]
 
 
 def per_core(paper, cell):

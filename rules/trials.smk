@@ -5,7 +5,10 @@ rule trial:
     output: directory(str(RESULTS / "{paper}" / "{cell}" / "trial-{k}"))
     wildcard_constraints: paper="|".join(PAPERS) or "(?!)", cell=CELL_ID.pattern, k=r"\d+"
     threads: lambda w: 1 if per_core(w.paper, w.cell) else 0
-    resources: trial_lanes=lambda w: 0 if per_core(w.paper, w.cell) else 1
+    # trial_lanes for the local scheduler; mem_mb and runtime (minutes) for a cluster's (config
+    # `cluster`: rules/common.smk job_mem_mb, job_runtime_min).
+    resources: trial_lanes=lambda w: 0 if per_core(w.paper, w.cell) else 1,
+               mem_mb=lambda w: job_mem_mb(w.paper, w.cell), runtime=lambda w: job_runtime_min(w.paper, w.cell)
     # A real-time trial whose last attempt failed its checks is measured again by the next run:
     # this value changes exactly then (testbed/attempts.py), and Snakemake reruns on a changed param.
     params: retry=lambda w: attempts.retry_key(RESULTS / w.paper / w.cell / f"trial-{w.k}"), profile=PROFILE
@@ -25,6 +28,7 @@ rule uml_kernel:
     log: str(LOG_ROOT / "uml_kernel.log")
     message: "Building the virtual-time lane's kernel once (about 5 minutes on 2 cores; log: {log})"
     threads: os.cpu_count() or 1
+    resources: mem_mb=config["cluster"]["mem_mb"]["uml_kernel"], runtime=60
     shell: "{PY:q} -m testbed.uml_kernel build --jobs {threads} 2> {log:q}"
 
 
@@ -34,6 +38,7 @@ rule sim_binary:
     output: "build/{dir}/{model}"
     wildcard_constraints: model="|".join(SIM_MODELS) or "(?!)"
     log: str(LOG_ROOT / "sim_binary-{dir}-{model}.log")
+    resources: mem_mb=config["cluster"]["mem_mb"]["sim"], runtime=30
     shell: "{PY:q} -m sim.build {wildcards.model:q} 2> {log:q}"
 
 
