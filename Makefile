@@ -6,7 +6,7 @@ SNAKE := $(VENV)/bin/snakemake
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml 2>/dev/null | sha256sum | cut -c1-12)
 CORES ?= all
 
-.PHONY: deps quick reproduce restore smoke test unit lint doctor clean-stale vm-stop html-report image help \
+.PHONY: deps test-deps quick reproduce restore smoke test unit lint doctor clean-stale vm-stop html-report image help \
 	uml-kernel crossval bench-lanes
 PROFILE ?= quick
 help:
@@ -50,8 +50,11 @@ restore: deps
 smoke: deps
 	$(SNAKE) --cores $(CORES) --workflow-profile profiles/smoke
 
-test: deps lint
+test: deps test-deps lint
 	$(PY) -m pytest -ra --durations=40 tests
+# What only the tests need (config/test-packages.txt: a one-node SLURM for the cluster test).
+test-deps:
+	@scripts/install-system config/test-packages.txt
 unit: deps lint
 	$(PY) -m pytest -q tests/unit
 
