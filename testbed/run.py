@@ -129,7 +129,8 @@ def _measure_in_uml(spec: dict[str, Any], partial: Path) -> None:
     info = run.kernel.info
     prov["virtual_time"] = {"kernel_key": info["key"], "release": info["release"], "hz": info["hz"],
                             "source": f"{info['package']} {info['version']}", "command_line": list(run.command_line),
-                            "wall_s": round(run.wall_s, 3), "virtual_s": run.virtual_s}
+                            "wall_s": round(run.wall_s, 3), "virtual_s": run.virtual_s,
+                            "interrupts": run.interrupts}
     prov["variation"] = spec["variation"]
     from testbed.trial import tool_versions  # the guest ran the host's own binaries
     prov["tools"] = tool_versions()

@@ -31,7 +31,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from testbed.uml_kernel import UmlKernel, ensure
@@ -58,6 +58,10 @@ class GuestRun:
     virtual_s: float | None         # the guest's uptime when its job ended
     kernel: UmlKernel
     command_line: tuple[str, ...]
+    # The guest's /proc/interrupts when its job ended, {"<irq> <name>": count}: in virtual time a
+    # rerun of the same trial must count the same; a difference names what reached the guest from
+    # the host at a moment of the host's choosing (its timing leaks into the guest's random pool).
+    interrupts: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -136,7 +140,7 @@ def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], 
         except (OSError, ValueError):
             raise UmlError(f"the guest powered off without its job's exit status; "
                            f"console: {share / CONSOLE}:\n{_tail(share / CONSOLE)}") from None
-        return GuestRun(rc, wall, virtual, kernel, tuple(args))
+        return GuestRun(rc, wall, virtual, kernel, tuple(args), read_interrupts(control / "interrupts"))
     finally:
         _kill_group(proc)
         shutil.rmtree(private, ignore_errors=True)
@@ -164,6 +168,21 @@ def _wait(proc: subprocess.Popen[bytes], heartbeat: Path, console: Path, limits:
                     f"process spinning, or a hung kernel; TCPREPRO_UML_STALL_S sets the limit)")
         if now - t0 > limits.deadline_s:
             return f"wall-time deadline of {limits.deadline_s:.0f} s passed (TCPREPRO_UML_DEADLINE_S)"
+
+
+def read_interrupts(path: Path) -> dict[str, int]:
+    """/proc/interrupts as the guest's init saved it: {"<irq> <name>": count}; {} if absent."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}
+    out = {}
+    for line in lines[1:]:                       # the first line names the CPUs
+        irq, _, rest = line.partition(":")
+        fields = rest.split()
+        if fields and fields[0].isdigit():
+            out[f"{irq.strip()} {' '.join(fields[1:])}".strip()] = int(fields[0])
+    return out
 
 
 def _panicked(console: Path) -> bool:

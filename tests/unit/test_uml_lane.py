@@ -140,3 +140,15 @@ def test_a_checkout_the_guest_cannot_see_is_named_with_the_fix(tmp_path) -> None
     hidden = check_uml_checkout(tmp_path)
     assert not hidden.ok and "/tmp" in hidden.detail and "$HOME" in hidden.fix
     assert check_uml_checkout(Path("/srv/tcprepro")).ok
+
+
+def test_the_guests_interrupt_counts_are_read_per_line(tmp_path) -> None:
+    """The guest's /proc/interrupts as init saves it (a UML guest's real format), one count per
+    interrupt; absent (a guest that died first) gives none, not an error."""
+    saved = tmp_path / "interrupts"
+    saved.write_text("           CPU0       \n"
+                     "  0:      24240  SIGALRM    hr timer\n"
+                     "  5:          0     SIGIO    mconsole\n"
+                     " 12:          3     SIGIO    console\n")
+    assert uml.read_interrupts(saved) == {"0 SIGALRM hr timer": 24240, "5 SIGIO mconsole": 0, "12 SIGIO console": 3}
+    assert uml.read_interrupts(tmp_path / "missing") == {}
