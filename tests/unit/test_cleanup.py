@@ -16,12 +16,17 @@ def _partial(results: Path, name: str) -> Path:
     return d
 
 
+def _dead_pid() -> str:
+    """The pid of a process that has exited."""
+    return subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+
+
 def test_only_folders_of_dead_writers_are_stale(tmp_path: Path) -> None:
     mine = _partial(tmp_path, "trial-1")
     cleanup.claim(mine)
     dead = _partial(tmp_path, "trial-2")
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    (dead / cleanup.OWNER_FILE).write_text(f"{proc.stdout.strip()} 1")
+    (dead / cleanup.OWNER_FILE).write_text(f"{_dead_pid()} 1")
     unclaimed = _partial(tmp_path, "trial-3.restore")
     reused = _partial(tmp_path, "trial-4")
     (reused / cleanup.OWNER_FILE).write_text(f"{os.getpid()} 1")     # this pid, another start time
@@ -34,10 +39,10 @@ def test_a_folder_claimed_on_another_machine_is_left_alone(tmp_path: Path) -> No
     alive, so the sweep leaves that folder to its own trial's next run."""
     here = _partial(tmp_path, "trial-1")
     cleanup.claim(here)
+    pid = _dead_pid()
     other = _partial(tmp_path, "trial-2")
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    (other / cleanup.OWNER_FILE).write_text(f"{proc.stdout.strip()} 1 node-17/another-boot")
+    (other / cleanup.OWNER_FILE).write_text(f"{pid} 1 node-17/another-boot")
     same_machine_dead = _partial(tmp_path, "trial-3")
-    (same_machine_dead / cleanup.OWNER_FILE).write_text(f"{proc.stdout.strip()} 1 {cleanup.machine_id()}")
+    (same_machine_dead / cleanup.OWNER_FILE).write_text(f"{pid} 1 {cleanup.machine_id()}")
     assert cleanup.owner_alive(other) is None and cleanup.owner_alive(here) is True
     assert cleanup.stale_partials(tmp_path) == [same_machine_dead]
