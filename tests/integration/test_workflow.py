@@ -3,6 +3,7 @@ progress, resume, rejection."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tcprepro.config import load_paper, load_workflow
 from tests.integration.conftest import CHECKOUT
 
 pytestmark = pytest.mark.root
@@ -112,7 +114,8 @@ def test_restored_trials_are_not_run_again(tmp_path, host_env, nothing_left_behi
 
 def test_simulated_and_virtual_time_trials_take_a_core_and_no_lane(tmp_path):
     """ns-3 runs and UML guests keep a core busy and share nothing: with one lane (the VM's limit)
-    they must still run side by side, while real-time trials keep to the lanes."""
+    they must still run side by side, while real-time trials keep to the lanes. What a cluster job
+    would ask for follows config/workflow.yaml `cluster` (minutes: floor + duration x factor)."""
     def planned_resources(paper: str, lane: str | None = None) -> set[str]:
         cmd = [SNAKEMAKE, "--dry-run", "--nolock", "--cores", "2", "--directory", str(CHECKOUT),
                "--snakefile", str(CHECKOUT / "Snakefile"), "--config", f"papers=[{paper}]",
@@ -123,12 +126,23 @@ def test_simulated_and_virtual_time_trials_take_a_core_and_no_lane(tmp_path):
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-3000:]
         jobs = re.split(r"\n(?=(?:local)?rule \w+:)", proc.stdout + proc.stderr)
-        return {m.group(1) for j in jobs if re.match(r"(?:local)?rule trial:", j)
+        # Snakemake adds mem and mem_mib (mem_mb in other units): left out.
+        return {re.sub(r", mem=[^,]*, mem_mib=\d+", "", m.group(1))
+                for j in jobs if re.match(r"(?:local)?rule trial:", j)
                 for m in [re.search(r"resources: (.*)", j)] if m}
 
-    assert planned_resources("wlan") == {"tmpdir=/tmp, trial_lanes=0"}
-    assert planned_resources("westwood", "uml") == {"tmpdir=/tmp, trial_lanes=0"}
-    assert planned_resources("westwood", "vm") == {"tmpdir=/tmp, trial_lanes=1"}
+    def runtime(virtual_s: float, attempts: int = 1) -> int:
+        c = load_workflow()["cluster"]
+        return c["runtime_floor_min"] + math.ceil(virtual_s * c["wall_s_per_virtual_s"] * attempts / 60)
+
+    mem = load_workflow()["cluster"]["mem_mb"]
+    attempts = load_workflow()["max_attempts"]
+    smoke = {p: load_paper(p).profile("smoke")["duration_s"] for p in ("wlan", "westwood")}
+    sim, uml = runtime(smoke["wlan"]), runtime(smoke["westwood"])
+    vm = runtime(smoke["westwood"], attempts)
+    assert planned_resources("wlan") == {f"tmpdir=/tmp, trial_lanes=0, runtime={sim}, mem_mb={mem['sim']}"}
+    assert planned_resources("westwood", "uml") == {f"tmpdir=/tmp, trial_lanes=0, runtime={uml}, mem_mb={mem['uml']}"}
+    assert planned_resources("westwood", "vm") == {f"tmpdir=/tmp, trial_lanes=1, runtime={vm}, mem_mb={mem['uml']}"}
 
 
 def test_config_cells_selects_the_trials_to_run(tmp_path):
