@@ -22,12 +22,13 @@ rule trial:
 
 
 # Every core the run has (Snakemake caps threads at --cores); not workflow.cores, which a run
-# without --cores (a --report, a --dry-run) cannot evaluate.
+# without --cores (a --report, a --dry-run) cannot evaluate. At most 8: on a cluster the job asks
+# for that many CPUs on one node, and the head node's core count says nothing about the nodes'.
 rule uml_kernel:
     output: UML_KERNEL
     log: str(LOG_ROOT / "uml_kernel.log")
     message: "Building the virtual-time lane's kernel once (about 5 minutes on 2 cores; log: {log})"
-    threads: os.cpu_count() or 1
+    threads: min(os.cpu_count() or 1, 8)
     resources: mem_mb=config["cluster"]["mem_mb"]["uml_kernel"], runtime=60
     shell: "{PY:q} -m testbed.uml_kernel build --jobs {threads} 2> {log:q}"
 
