@@ -9,7 +9,7 @@ rule figures:
     params: out=lambda w: FIGURES / w.paper / PROFILE, results=lambda w: RESULTS / w.paper,
             code=lambda w: code_digest(w.paper, "figures"), profile=PROFILE
     log: str(LOGS / "figures-{paper}.log")
-    resources: mem_mb=4096, runtime=60
+    resources: mem_mb=config["cluster"]["mem_mb"]["figures"], runtime=60
     shell:
         "{PY:q} -m analysis.{wildcards.paper} --profile {params.profile:q} --results {params.results:q} "
         "--out {params.out:q} 2> {log:q}"

@@ -30,7 +30,7 @@ def test_the_committed_defaults_pass() -> None:
     ({"cells": "x;touch /tmp/pwned"}, "field 'cells'"),
     ({"bulk_generator": "netperf"}, "field 'bulk_generator'"),
     ({"cluster": {"runtime_floor_min": 10, "wall_s_per_virtual_s": 0, "mem_mb": {"uml": 2048, "sim": 1024,
-                                                                             "uml_kernel": 4096}}},
+                                                                             "uml_kernel": 4096, "figures": 4096}}},
      "field 'cluster.wall_s_per_virtual_s'"),
     ({"cluster": {"runtime_floor_min": 10, "wall_s_per_virtual_s": 4, "mem_mb": {"uml": 2048}}},
      "field 'cluster.mem_mb'"),
