@@ -143,6 +143,23 @@ def parse_ss_cc(out: str, min_acked: int = 0) -> str | None:
     return best[1] if best and best[0] >= min_acked else None
 
 
+def split_ss_by_dport(out: str) -> dict[int, str]:
+    """`ss -Htin` output cut into each peer port's lines (a connection line, then its indented
+    info line), so that one listing answers for every flow of a sender."""
+    blocks: dict[int, list[str]] = {}
+    port: int | None = None
+    for line in out.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith(("\t", " ")):
+            peer = line.split()[-1] if line.split() else ""
+            tail = peer.rsplit(":", 1)[-1]
+            port = int(tail) if tail.isdigit() else None
+        if port is not None:
+            blocks.setdefault(port, []).append(line)
+    return {p: "\n".join(lines) + "\n" for p, lines in blocks.items()}
+
+
 def _wait_listening(node: Any, proto: str, port: int, timeout: float = 120.0) -> None:
     """Block until a server in `node` listens on `port` (ss in its namespace)."""
     flag = "-ltnH" if proto == "tcp" else "-lunH"
@@ -452,7 +469,10 @@ class Trial:
         for at, is_check, f in events:
             time.sleep(max(0.0, at - time.monotonic()))
             if is_check:
-                socket_cc[f["id"]] = self.socket_cc(f)
+                if f["id"] not in socket_cc:
+                    due = [g for g in bulk if g is f or (g["pair"] == f["pair"] and g["id"] not in socket_cc
+                                                          and t0 + float(g["start_s"]) + settle <= time.monotonic())]
+                    socket_cc.update(self.socket_ccs(f, due))
                 continue
             remaining = max(1.0, t0 + duration - time.monotonic())
             kernel_cc = ccs[f["cc_key"]].kernel_name
@@ -505,21 +525,28 @@ class Trial:
             err = err.decode(errors="replace") if isinstance(err, bytes) else err
             raise RuntimeError(f"{name} exited {proc.returncode}: {err.strip()[-500:]}")
 
-    def socket_cc(self, flow: dict[str, Any]) -> str | None:
-        """The congestion control the kernel reports for the flow's socket (ss -i), None if its
-        connection is not up: iperf2 carries on with the default when its -Z fails. iperf3 opens
-        its data connection after its control one, which runs the default algorithm: its socket
-        counts once it has moved more than a control exchange (IPERF3_CONTROL_BYTES)."""
-        port = self.port(flow)
-        iperf3 = not (flow.get("bytes") or self.generator == "iperf2")
-        out = ""
+    def socket_ccs(self, flow: dict[str, Any], due: list[dict[str, Any]]) -> dict[str, str | None]:
+        """The congestion control the kernel reports for the sockets of `flow` and of the other
+        flows of its sender whose check is `due` (one `ss -ti` listing for all: under TCG each call
+        costs a second or more, and nine flows read one by one outlived their 20-s transfers); None
+        for `flow` if its connection is not up: iperf2 carries on with the default when its -Z
+        fails. iperf3 opens its data connection after its control one, which runs the default
+        algorithm: its socket counts once it has moved more than a control exchange
+        (IPERF3_CONTROL_BYTES). Of the other due flows, only those already up are answered."""
+        found: dict[str, str | None] = {}
+        blocks: dict[int, str] = {}
         for _ in range(20):             # a lost SYN is sent again a second later
-            out = self.node(sender(flow["pair"])).cmd(f"ss -Htin state established dport = :{port}")
-            cc = parse_ss_cc(out, IPERF3_CONTROL_BYTES if iperf3 else 0)
-            if cc is not None:
-                return cc
+            blocks = split_ss_by_dport(self.node(sender(flow["pair"])).cmd("ss -Htin state established"))
+            for g in due:
+                iperf3 = not (g.get("bytes") or self.generator == "iperf2")
+                cc = parse_ss_cc(blocks.get(self.port(g), ""), IPERF3_CONTROL_BYTES if iperf3 else 0)
+                if cc is not None:
+                    found[g["id"]] = cc
+            if flow["id"] in found:
+                return found
             time.sleep(0.5)
-        return parse_ss_cc(out)
+        found[flow["id"]] = parse_ss_cc(blocks.get(self.port(flow), ""))
+        return found
 
     # -- the whole lifecycle -------------------------------------------------------------------
     @contextlib.contextmanager

@@ -33,3 +33,15 @@ def test_iperf3s_control_connection_alone_names_no_algorithm() -> None:
     assert parse_ss_cc(control + data_starting, min_acked=4096) is None
     moving = data_starting.replace("bytes_acked:1", "bytes_acked:14481")
     assert parse_ss_cc(control + moving, min_acked=4096) == "htcp"
+
+
+def test_one_listing_answers_for_every_flow_of_a_sender() -> None:
+    """`ss -Htin state established` without a port filter, cut by peer port (testbed/trial.py)."""
+    from testbed.trial import split_ss_by_dport
+    out = ("0 0 10.0.1.10:35388 10.0.2.10:20001\n\t ts sack reno wscale:7,7 bytes_acked:5000\n"
+           "0 0 10.0.1.10:35390 10.0.2.10:20002\n\t ts sack bpf_ledbat wscale:7,7 bytes_acked:100\n"
+           "0 0 [::ffff:10.0.1.10]:35392 [::ffff:10.0.2.10]:20003\n\t cubic wscale:7,7 bytes_acked:1\n")
+    blocks = split_ss_by_dport(out)
+    assert sorted(blocks) == [20001, 20002, 20003]
+    assert [parse_ss_cc(blocks[p]) for p in (20001, 20002, 20003)] == ["reno", "bpf_ledbat", "cubic"]
+    assert split_ss_by_dport("") == {}
