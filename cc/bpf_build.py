@@ -64,19 +64,32 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def kernel_dir() -> Path:
-    """build/bpf/<release>-<btf hash>/ holding this kernel's vmlinux.h."""
+@dataclass(frozen=True)
+class TargetKernel:
+    """The kernel an object is built for: its release and its raw BTF."""
+    release: str
+    btf: bytes
+
+
+def running_kernel() -> TargetKernel:
     if not KERNEL_BTF.exists():
         raise BuildError(f"{KERNEL_BTF} missing: this kernel has no BTF, so BPF congestion controls cannot be "
                          "built for it. Fix: boot a kernel with CONFIG_DEBUG_INFO_BTF=y (the workflow's pinned "
                          "Debian VM kernel has it)")
-    btf = KERNEL_BTF.read_bytes()
-    release = Path("/proc/sys/kernel/osrelease").read_text().strip()
-    d = build_root() / f"{release}-{_sha256(btf)[:12]}"
+    return TargetKernel(Path("/proc/sys/kernel/osrelease").read_text().strip(), KERNEL_BTF.read_bytes())
+
+
+def kernel_dir(kernel: TargetKernel | None = None, root: Path | None = None) -> Path:
+    """<root>/<release>-<btf hash>/ holding that kernel's vmlinux.h (the running kernel's by default)."""
+    kernel = kernel or running_kernel()
+    d = (root or build_root()) / f"{kernel.release}-{_sha256(kernel.btf)[:12]}"
     header = d / "vmlinux.h"
     if not header.exists():
         d.mkdir(parents=True, exist_ok=True)
-        proc = _run(["bpftool", "btf", "dump", "file", str(KERNEL_BTF), "format", "c"], "bpftool")
+        with tempfile.NamedTemporaryFile(dir=d, prefix=".btf-") as raw:
+            raw.write(kernel.btf)
+            raw.flush()
+            proc = _run(["bpftool", "btf", "dump", "file", raw.name, "format", "c"], "bpftool")
         _atomic_write(header, proc.stdout)
     return d
 
@@ -92,8 +105,10 @@ def _run(argv: list[str], tool: str) -> subprocess.CompletedProcess:
     return proc
 
 
-def build(source: str, kernel_name: str, defines: dict[str, int] | None = None) -> BpfObject:
-    """The object for `source` (a file in cc/bpf/) named `kernel_name` with `defines`, built if needed."""
+def build(source: str, kernel_name: str, defines: dict[str, int] | None = None,
+          kernel: TargetKernel | None = None, root: Path | None = None) -> BpfObject:
+    """The object for `source` (a file in cc/bpf/) named `kernel_name` with `defines`, built if
+    needed, for `kernel` (the running one by default) in the cache under `root`."""
     defines = dict(sorted((defines or {}).items()))
     if not NAME_RE.match(kernel_name):
         raise BuildError(f"BPF congestion-control name {kernel_name!r}: use 1-15 lowercase letters, digits or _ "
@@ -104,7 +119,7 @@ def build(source: str, kernel_name: str, defines: dict[str, int] | None = None) 
     src = SOURCES / source
     if not src.exists():
         raise BuildError(f"BPF source {src} missing")
-    kdir = kernel_dir()
+    kdir = kernel_dir(kernel, root)
     headers = sorted(h for d in INCLUDE_DIRS for h in d.glob("*.h"))
     inputs = b"\0".join([src.read_bytes(), *(h.read_bytes() for h in headers),
                          (kdir / "vmlinux.h").read_bytes(), repr(sorted(defines.items())).encode(),

@@ -97,6 +97,30 @@ def exec_in_vm_slot(argv: list[str], cwd: Path, env: dict[str, str], checkout: P
         return lane.exec(argv, cwd, {**env, SLOT_ENV: str(index)})
 
 
+def prebuild_bpf_for_vm(spec: dict[str, Any], checkout: Path = CHECKOUT) -> list[Any]:
+    """Compile on the host, for the VM's pinned kernel, the BPF objects the trial will load there
+    (clang under TCG takes half a minute or more per object, here a second), into the cache the
+    guest reads (results/.vm/bpf). Best effort: what fails here the guest builds, or fails on, itself."""
+    from cc import bpf_build, registry
+    from testbed import kernel_btf
+    from testbed.vm_kernel import pinned_kernel
+
+    root = (checkout / "results").resolve() / ".vm" / "bpf"
+    built = []
+    try:
+        image = pinned_kernel()
+        kernel = bpf_build.TargetKernel(image.release, kernel_btf.image_btf(image.path, root))
+        module_params = spec.get("module_params") or {}
+        for f in {f["cc_key"]: f for f in spec["flows"] if f["kind"] == "bulk"}.values():
+            obj = registry.prebuild(f["cc"], kernel, root, params=f.get("cc_params"), impl=f.get("cc_impl"),
+                                    module_params=module_params.get(f["cc"]))
+            if obj is not None:
+                built.append(obj)
+    except Exception as exc:        # an optimisation: the guest reports real failures itself
+        log.warning("BPF objects not prebuilt on the host (the VM builds them): %s", exc)
+    return built
+
+
 def _measure_in_vm(partial: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k.startswith("TCPREPRO_") and k != "TCPREPRO_VM_ACCEL"}
     env["SETUPTOOLS_USE_DISTUTILS"] = FAST_DISTUTILS
@@ -157,6 +181,7 @@ def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any =
             return simulate.finalize(partial, final_dir)
         from testbed.finalize import finalize
         if where == "vm":
+            prebuild_bpf_for_vm(spec)
             _measure_in_vm(partial)
             # The analysis can wait; the VM's emulated link, sharing these cores, cannot.
             os.nice(19 - os.nice(0))
