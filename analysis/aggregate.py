@@ -77,7 +77,7 @@ def aggregate_cell(trial_dirs: Iterable[Path | str], expected_trials: int = PAPE
         "complete": len(valid) == expected_trials,
         "trials": [s["trial"] for s in valid],
         "excluded": excluded,
-        "metrics": _aggregate_metrics(valid),
+        "metrics": aggregate_metrics(valid),
     }
 
 
@@ -96,7 +96,9 @@ def write_cell(
     return out
 
 
-def _aggregate_metrics(summaries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def aggregate_metrics(summaries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per metric, its trials' values and their trimmed statistics, from [{"trial": k, "metrics":
+    {...}}, ...] (summary.json documents, or a paper's own per-trial metrics)."""
     names: list[str] = []
     for s in summaries:
         names.extend(k for k in s.get("metrics", {}) if k not in names)

@@ -12,7 +12,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.verdicts import Comparison, Measure, Verdict, above, below, difference, inside, judge, measure, missing
+from analysis.collateral import owd_bands
+from analysis.verdicts import (
+    Comparison,
+    Measure,
+    Verdict,
+    above,
+    below,
+    difference,
+    inside,
+    judge,
+    measure,
+    missing,
+    per_trial,
+)
 from figures.common import claims_of
 from tcprepro.config import PaperConfig
 
@@ -158,22 +171,35 @@ def cubic_owd_cdf_shape(cells: Cells, claim: dict[str, Any]) -> Iterable[Compari
 
     The steep rise is a step: below it the CDF stays near zero, so the step sits where the CDF leaves
     zero, at the 5th percentile of the OWD, judged within the claim's bar of the paper's position.
-    The slowing is a slope between two delays, and no per-trial metric gives one: the trials keep
-    the OWD's minimum, 5th percentile, median, mean, standard deviation, 95th percentile and maximum.
-    The 95th percentile cannot stand in for it: the paper's median (Table 2: 456.2 ms) lies inside
-    440-480 ms, and a CDF that slows there and rises again up to the 505-ms bound has its 95th
-    percentile above 480 ms, so a 95th percentile inside the band would be another shape than the
-    paper's. The slowing is a missing comparison, never an easier one."""
+    The slowing and the rise after it are slopes: the CDF rises less per ms over the slowing band
+    (440-480 ms) than over the steep band before it (400-440 ms) and than over the rest of the curve
+    after it (480 ms to its end, the trial's largest OWD). Each slope is the packets' density in the
+    band (analysis/collateral/owd_bands.py); a pair of bands is compared trial by trial, so the
+    trials' own spread of the difference is the noise."""
     w = claim["where"]
-    step, (low, high) = float(w["step_ms"]), w["slows_ms"]
+    step, bands = float(w["step_ms"]), w["bands_ms"]
     tol = float(claim["bars"]["step_tolerance_ms"]["value"])
+    steep, slows, again = ((b[0], b[1]) for b in (bands["steep"], bands["slows"], bands["again"]))
+
+    def band_text(b: tuple[float, float | None]) -> str:
+        return f"{b[0]:g} ms to the curve's end" if b[1] is None else f"{b[0]:g}-{b[1]:g} ms"
+
     for rtt, flows in _conditions(claim):
+        cell = cells.by_key.get(("cubic", rtt, flows))
         p5 = cells.m("cubic", rtt, flows, OWD_P5)
         yield inside(where(rtt, flows), f"CUBIC's step: 5th-percentile OWD {_v(p5)} ms (paper: about {step:g} ms, "
                                         f"{step - tol:g} to {step + tol:g})", p5, step - tol, step + tol, "ms")
-        yield missing(where(rtt, flows), f"CUBIC's CDF slowing between {low:g} and {high:g} ms",
-                      "no per-trial metric gives the CDF's slope there (the trials keep the OWD's minimum, "
-                      "5th percentile, median, mean, standard deviation, 95th percentile and maximum)")
+        slow = measure(cell, owd_bands.metric_name(slows))
+        for other, what in ((steep, "steeper before the slowing"), (again, "steeper again after it")):
+            theirs = measure(cell, owd_bands.metric_name(other))
+            diff = per_trial(cell, [owd_bands.metric_name(other), owd_bands.metric_name(slows)], lambda a, b: a - b)
+            text = (f"CUBIC's CDF {what}: {_density(theirs)} of the packets per ms over {band_text(other)} against "
+                    f"{_density(slow)} over {band_text(slows)}")
+            yield above(where(rtt, flows), text, None if diff is None else diff.scaled(100), 0.0, "%/ms")
+
+
+def _density(m: Measure | None) -> str:
+    return "-" if m is None else f"{100 * m.value:.3f} %"
 
 
 Evaluator = Callable[[Cells, dict[str, Any]], Iterable[Comparison]]

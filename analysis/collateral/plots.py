@@ -10,12 +10,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.collateral.owd_bands import owd_samples
 from analysis.collateral.run import CCS, FLOWS, RTTS, Run, style
 from analysis.collateral.tables import tables
 from analysis.epochs import congestion_events
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_qdisc, read_tcp_probe, read_voip
-from analysis.summarize import measurement_window, voip_in_window
+from figures.common import claims_of
 
 
 # Grouped bars of one cell metric: x = number of TCP flows, one bar per algorithm, one panel per
@@ -297,21 +298,13 @@ def fig2_epochs(run: Run) -> list[Path]:
 # Figure 3: CDF of the UDP flow's one-way delay for NewReno, H-TCP and CUBIC with 1, 2 and 5 TCP
 # flows (a, b, c) at 50 ms RTT, and the same set at 100 ms (the paper: "looked identical").
 # All valid trials of a cell are pooled, inside each trial's measurement window.
-def owd_samples(trial: Path) -> np.ndarray:
-    spec = json.loads((trial / "spec.json").read_text())
-    prov = json.loads((trial / "provenance.json").read_text())
-    window = measurement_window(spec, prov)
-    out = []
-    for f in (f for f in spec["flows"] if f["kind"] == "voip"):
-        log = read_voip(trial / f"voip-{f['id']}.csv", trial / f"voip-{f['id']}.json")
-        out.append(voip_in_window(log, window)[0]["owd_ms"].to_numpy())
-    return np.concatenate(out) if out else np.array([])
-
-
 def fig3_owd_cdf(run: Run) -> list[Path]:
     import matplotlib.pyplot as plt
 
     written: list[Path] = []
+    # The bands over which the paper reads CUBIC's curve (claim cubic_owd_cdf_shape), shaded where it does.
+    shape_bands = {(r, f): c["where"]["bands_ms"] for c in claims_of(run.cfg, run.profile)
+                   if c["id"] == "cubic_owd_cdf_shape" for r in c["where"]["rtt_ms"] for f in c["where"]["flows"]}
     for rtt in RTTS:
         if not any(run.cell_id(cc, rtt, n) in run.cells for cc in CCS for n in FLOWS):
             continue
@@ -330,6 +323,11 @@ def fig3_owd_cdf(run: Run) -> list[Path]:
                    xlabel="UDP one-way delay (ms)", xlim=(0, rtt / 2 + 500))
             ax.axvline(rtt / 2, color="grey", lw=0.6, ls=":")
             ax.axvline(rtt / 2 + 480, color="grey", lw=0.6, ls=":")
+            for name, (low, high) in shape_bands.get((rtt, n), {}).items():
+                top = high if high is not None else rtt / 2 + 480
+                ax.axvspan(low, top, color="grey", alpha=0.08 if name == "slows" else 0.16, lw=0)
+                ax.text((low + top) / 2, 0.03, f"paper: {name}", ha="center", va="bottom", rotation=90,
+                        fontsize=6, color="dimgrey")
             ax.grid(alpha=0.3)
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(loc="upper left", fontsize=8)

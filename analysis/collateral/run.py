@@ -1,9 +1,11 @@
-"""What every collateral figure reads: the run's cells (figures/common.py) and the paper's axes."""
+"""What every collateral figure reads: the run's cells (figures/common.py), with the OWD band
+densities the claims name merged in (analysis/collateral/owd_bands.py), and the paper's axes."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from figures.common import PaperRun, style
+from analysis.collateral import owd_bands
+from figures.common import PaperRun, claims_of, style
 
 __all__ = ["CCS", "FLOWS", "RTTS", "Run", "style"]
 
@@ -17,7 +19,10 @@ class Run(PaperRun):
 
     @classmethod
     def load(cls, profile: str, results: Path, out: Path) -> Run:   # type: ignore[override]
-        return super().load("collateral", profile, results, out)
+        run = super().load("collateral", profile, results, out)
+        bands = owd_bands.claim_bands(claims_of(run.cfg, profile))
+        run.cells = owd_bands.with_band_metrics(results, run.cells, bands)
+        return run
 
     def cell_id(self, cc: str, rtt: int, flows: int) -> str:
         return f"{cc}-rtt{rtt}-f{flows}"

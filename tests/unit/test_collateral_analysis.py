@@ -152,31 +152,60 @@ def test_goodput_and_retransmissions_on_the_half_that_was_run() -> None:
     assert "spread 11.1 %" in verdicts(apart, "goodput_same")["goodput_same"].failed[0]
 
 
-def _cdf_shape(p5: float, spread: float, claim: dict[str, Any] | None = None) -> Any:
-    cells = half({("cubic", 1): {"owd_p5_ms": p5}}, spread=spread)
+STEEP, SLOWS, AGAIN = "owd_density_400_440_per_ms", "owd_density_440_480_per_ms", "owd_density_480_end_per_ms"
+
+
+def _cdf_shape(p5: float, spread: float, claim: dict[str, Any] | None = None,
+               bands: dict[str, list[float]] | None = None) -> Any:
+    """cubic-rtt50-f1 with its 5th percentile and, per band, five trials' densities (fraction per ms)."""
+    c = cell(spread=spread, owd_p5_ms=p5)
+    for name, values in (bands or {}).items():
+        c["metrics"][name] = {"trials": [1, 2, 3, 4, 5], "values": values}
+    cells = Cells.from_cells({"cubic-rtt50-f1": c}, {"cubic-rtt50-f1": params("cubic", 50, 1)})
     return judge_claims([claim or CLAIMS["cubic_owd_cdf_shape"]], cells)[0]
 
 
-def test_cubic_cdf_step_is_judged_by_the_5th_percentile_within_the_bar_and_the_slowing_is_missing() -> None:
-    """Figure 3a: the step at about 400 ms is the 5th-percentile OWD within 20 ms of it (the bar);
-    the slowing at 440-480 ms has no per-trial metric, so it stays a missing comparison and the
-    claim is at best partly."""
+# the full run's cubic-rtt50-f1: trial by trial, the share of packets per ms over each band
+COMMITTED = {STEEP: [0.01025, 0.01026, 0.01025, 0.01024, 0.01025],
+             SLOWS: [0.00621, 0.00618, 0.00623, 0.00624, 0.00622],
+             AGAIN: [0.00640, 0.00634, 0.00628, 0.00612, 0.00662]}
+
+
+def test_cubic_cdf_step_is_judged_by_the_5th_percentile_within_the_bar() -> None:
+    """Figure 3a: the step at about 400 ms is the 5th-percentile OWD within 20 ms of it (the bar)."""
     bar = CLAIMS["cubic_owd_cdf_shape"]["bars"]["step_tolerance_ms"]
     assert bar["value"] == 20 and bar["why"]
-    committed = _cdf_shape(358.14, spread=0.08)                 # the full run's cubic-rtt50-f1
+    committed = _cdf_shape(358.14, spread=0.08, bands=COMMITTED)
     assert committed.verdict == "not reproduced"
-    assert committed.counts == {"held": 0, "failed": 1, "indistinguishable": 0, "missing": 1}
+    assert committed.counts == {"held": 1, "failed": 1, "indistinguishable": 1, "missing": 0}
     assert "5th-percentile OWD 358.1 ms (paper: about 400 ms, 380 to 420)" in committed.failed[0]
     assert "margin -21.9 ms" in committed.failed[0]
-    assert "slowing between 440 and 480 ms" in committed.missing[0]
     inside_bar = _cdf_shape(395.0, spread=1.0)
-    assert inside_bar.verdict == "partly" and inside_bar.counts["held"] == 1 and inside_bar.counts["missing"] == 1
+    assert inside_bar.counts["held"] == 1 and inside_bar.counts["missing"] == 2      # no band metrics
     assert _cdf_shape(425.0, spread=1.0).counts["failed"] == 1                  # a step past 420 ms
     edge = _cdf_shape(379.5, spread=2.0)                                        # 0.5 ms out, noise 2
     assert edge.counts["indistinguishable"] == 1 and edge.verdict == "not reproduced"
     wider = {**CLAIMS["cubic_owd_cdf_shape"], "bars": {"step_tolerance_ms": {"value": 50, "why": "test"}}}
     assert _cdf_shape(358.14, spread=0.08, claim=wider).counts["held"] == 1     # the bar comes from the config
     assert judge_claims([CLAIMS["cubic_owd_cdf_shape"]], Cells({}))[0].verdict == "not evaluated"
+
+
+def test_cubic_cdf_slowing_and_rising_again_are_band_slopes_against_the_trials_spread() -> None:
+    """The slowing over 440-480 ms: the CDF rises less per ms there than over 400-440 ms and than
+    from 480 ms to its end, each pair compared trial by trial. The committed run slows but does not
+    rise faster again beyond the spread of the paired differences: within noise, never a hold."""
+    committed = _cdf_shape(395.0, spread=1.0, bands=COMMITTED)
+    steeper, again = committed.held[1], committed.indistinguishable[0]
+    assert "steeper before the slowing: 1.025 % of the packets per ms over 400-440 ms against 0.622 % over " \
+           "440-480 ms" in steeper
+    assert "steeper again after it: 0.634 % of the packets per ms over 480 ms to the curve's end" in again
+    assert committed.verdict == "partly"
+    rises = {**COMMITTED, AGAIN: [v + 0.002 for v in COMMITTED[AGAIN]]}
+    assert _cdf_shape(395.0, spread=1.0, bands=rises).verdict == "reproduced"
+    flat = {**COMMITTED, STEEP: COMMITTED[SLOWS], AGAIN: [v + 0.002 for v in COMMITTED[AGAIN]]}
+    assert _cdf_shape(395.0, spread=1.0, bands=flat).counts["indistinguishable"] == 1   # no slowing: no step
+    falls = {**COMMITTED, AGAIN: [v - 0.002 for v in COMMITTED[AGAIN]]}
+    assert _cdf_shape(395.0, spread=1.0, bands=falls).counts["failed"] == 1
 
 
 def test_one_trial_per_cell_gives_no_noise_estimate() -> None:
@@ -279,3 +308,17 @@ def test_verdict_report_from_hand_made_results(tmp_path: Path) -> None:
     text = (tmp_path / "out" / "verdict.md").read_text()
     assert "Cells measured: 2 of 24" in text and "cubic-rtt50-f1 (3/5)" in text   # 18 of the paper, 6 beyond
     assert "| cubic | 50 | 25 | 1 | 3/5 | 450.0 | 456.2 | -6.2 |" in text
+
+
+def test_a_band_density_is_the_cdfs_rise_over_the_band_per_ms() -> None:
+    """analysis/collateral/owd_bands.py: (low, high] share per ms; an open band ends at the
+    largest delay, where the CDF reaches 1."""
+    import numpy as np
+
+    from analysis.collateral import owd_bands
+    owd = np.array([390.0, 400.0, 410.0, 430.0, 445.0, 470.0, 485.0, 491.0])
+    assert owd_bands.density(owd, (400.0, 440.0)) == pytest.approx(2 / 8 / 40)        # 410, 430
+    assert owd_bands.density(owd, (480.0, None)) == pytest.approx(2 / 8 / 11)         # 485, 491; ends at 491
+    assert owd_bands.density(owd, (500.0, None)) is None and owd_bands.density(np.array([]), (0.0, 1.0)) is None
+    assert owd_bands.metric_name((480.0, None)) == "owd_density_480_end_per_ms"
+    assert owd_bands.claim_bands([CLAIMS["cubic_owd_cdf_shape"]]) == [(400.0, 440.0), (440.0, 480.0), (480.0, None)]
