@@ -82,9 +82,19 @@ def test_saturation_rate_pools_saturated_runs() -> None:
 def test_saturation_rate_given_the_nominal_rate_skips_intervals_the_queue_could_empty_in() -> None:
     """At 8 kbit/s (1000 B/s), 1-s intervals count only from a backlog of >= 1000 B: the interval
     from 300 B (sent 300, then the link idled) would read as a slow link."""
-    q = qdf(t=[0, 1, 2, 3, 4], backlog=[3000, 2000, 300, 1500, 1500], sent=[0, 1000, 2000, 2300, 3300])
-    assert saturation_rate_kbit(q, "forward", min_saturated_s=1.0) == pytest.approx(3300 * 8 / 4 / 1000)
+    q = qdf(t=[0, 1, 2, 3, 4, 5, 6], backlog=[3000, 2000, 1500, 300, 1500, 1500, 1500],
+            sent=[0, 1000, 2000, 3000, 3300, 4300, 5300])
+    assert saturation_rate_kbit(q, "forward", min_saturated_s=1.0) == pytest.approx(5300 * 8 / 6 / 1000)
     assert saturation_rate_kbit(q, "forward", min_saturated_s=1.0, rate_kbit=8) == pytest.approx(8.0)
+
+
+def test_saturation_rate_given_the_nominal_rate_skips_brief_backlogs() -> None:
+    """A backlog that lasts two intervals carries the shaper's burst saved while idle: at 8 kbit/s
+    it sends 1200 B in its first second. Only runs of three or more intervals count."""
+    q = qdf(t=[0, 1, 2, 3, 4, 5, 6, 7, 8], backlog=[0, 1500, 1500, 0, 1500, 1500, 1500, 1500, 0],
+            sent=[0, 0, 1200, 2200, 2200, 3400, 4400, 5400, 6400])
+    assert saturation_rate_kbit(q, "forward", min_saturated_s=1.0) == pytest.approx((1200 + 3200) * 8 / 4 / 1000)
+    assert saturation_rate_kbit(q, "forward", min_saturated_s=1.0, rate_kbit=8) == pytest.approx(3200 * 8 / 3 / 1000)
 
 
 def test_saturation_rate_bar_does_not_depend_on_the_intervals_own_length() -> None:
