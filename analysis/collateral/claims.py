@@ -12,20 +12,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from analysis import verdicts
 from analysis.collateral import owd_bands
-from analysis.verdicts import (
-    Comparison,
-    Measure,
-    Verdict,
-    above,
-    below,
-    difference,
-    inside,
-    judge,
-    measure,
-    missing,
-    per_trial,
-)
+from analysis.verdicts import Comparison, Measure, Verdict, above, below, difference, inside, judge, measure, missing
 from figures.common import claims_of
 from tcprepro.config import PaperConfig
 
@@ -192,7 +181,8 @@ def cubic_owd_cdf_shape(cells: Cells, claim: dict[str, Any]) -> Iterable[Compari
         slow = measure(cell, owd_bands.metric_name(slows))
         for other, what in ((steep, "steeper before the slowing"), (again, "steeper again after it")):
             theirs = measure(cell, owd_bands.metric_name(other))
-            diff = per_trial(cell, [owd_bands.metric_name(other), owd_bands.metric_name(slows)], lambda a, b: a - b)
+            names = [owd_bands.metric_name(other), owd_bands.metric_name(slows)]
+            diff = verdicts.per_trial(cell, names, lambda a, b: a - b)
             text = (f"CUBIC's CDF {what}: {_density(theirs)} of the packets per ms over {band_text(other)} against "
                     f"{_density(slow)} over {band_text(slows)}")
             yield above(where(rtt, flows), text, None if diff is None else diff.scaled(100), 0.0, "%/ms")

@@ -155,7 +155,7 @@ def section(run: Run) -> list[str]:
         ratio = (s.m["westwood"].value / s.m["cubic"].value   # type: ignore[union-attr]
                  if s.m["cubic"] and s.m["westwood"] and s.m["cubic"].value else None)
         stand = on_report(run, s)
-        out.append(f"| {s.label} | {_cell(s.m['cubic'])} | {_cell(s.m['westwood'])} | "
+        out.append(f"| {s.label} | {cell_text(s.m['cubic'])} | {cell_text(s.m['westwood'])} | "
                    f"{'-' if ratio is None else f'{ratio:.2f}'} | {stand['cubic']} | {stand['westwood']} |")
     share = ref["westwood"] / ref["cubic"]
     out.append(f"| the report | {ref['cubic']:.0f} | {ref['westwood']:.0f} | {share:.2f} | | |")
@@ -174,7 +174,7 @@ def _crossing(found: list[Setting], axis: str, cc: str, target: float) -> str:
     return ""
 
 
-def _cell(m: Measure | None) -> str:
+def cell_text(m: Measure | None) -> str:
     if m is None:
         return "-"
     spread = "" if m.noise is None else f" (range {m.noise:.0f})"
