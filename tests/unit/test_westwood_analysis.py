@@ -326,3 +326,34 @@ def test_fig4_stages_differing_by_direction_are_named_apart() -> None:
     q["reverse/delay"]["qdiscs"][0]["options"] = {"delay": {"delay": 0.01}}
     assert stage_text(q) == "forward br-eth1: netem delay 50.00 ms; reverse bl-eth1: netem delay 10.00 ms"
     assert stage_text(_qdisc_trees(None, None)) == "no netem (0 ms, 0 % loss)"
+
+
+def test_test3_base_delay_investigation_names_where_each_lands_on_the_report(tmp_path: Path) -> None:
+    """analysis/westwood/investigation_test3.py on hand-made cells: a delay where both algorithms
+    sit on the report's numbers over their whole trial range is named; one where one of them does
+    not is not; the section and the figure appear only with a t3-d* cell."""
+    from analysis.westwood import investigation_test3 as inv
+    from analysis.westwood.run import Run
+    root = tmp_path / "results"
+    cells = measured(**{"cubic-t3": cell(spread=100, goodput_kbit_s=5955),
+                        "westwood-t3": cell(spread=100, goodput_kbit_s=7290),
+                        "cubic-t3-d1": cell(spread=100, goodput_kbit_s=5600),
+                        "westwood-t3-d1": cell(spread=100, goodput_kbit_s=6150),
+                        "cubic-t3-d5": cell(spread=100, goodput_kbit_s=3000),
+                        "westwood-t3-d5": cell(spread=100, goodput_kbit_s=3500)})
+    for cid, c in cells.items():
+        (root / cid).mkdir(parents=True)
+        (root / cid / "cell.json").write_text(json.dumps(c))
+    run = Run.load("test", root, tmp_path / "out")
+    found = inv.points(run)
+    assert [(p.cond, p.delay_ms) for p in found] == [("t3", 0.0), ("t3-d1", 1.0), ("t3-d5", 5.0)]
+    assert inv.on_report(run, found[0]) == {"cubic": "indistinguishable", "westwood": "failed"}
+    assert inv.on_report(run, found[1]) == {"cubic": "held", "westwood": "held"}
+    text = "\n".join(inv.section(run))
+    assert "What the cells show: 1 ms each way put both algorithms' throughput on the report's numbers." in text
+    assert "| 0 ms (Test 3) | 5955 (range 100) | 7290 (range 100) | 1.22 | indistinguishable | failed |" in text
+    assert [p.name for p in inv.fig_test3(run)] == ["investigation_test3.png", "investigation_test3.pdf"]
+    for cid in ("cubic-t3-d1", "westwood-t3-d1", "cubic-t3-d5", "westwood-t3-d5"):
+        (root / cid / "cell.json").unlink()
+    bare = Run.load("test", root, tmp_path / "out2")
+    assert inv.section(bare) == [] and inv.fig_test3(bare) == []
