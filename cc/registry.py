@@ -342,14 +342,15 @@ def _read_module_params(module: str, wanted: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def prebuild(name: str, kernel: bpf_build.TargetKernel, root: Path, params: dict[str, Any] | None = None,
-             impl: str | None = None, module_params: dict[str, Any] | None = None) -> bpf_build.BpfObject | None:
-    """Build, for another installed kernel (the VM's), the BPF object `provide` will want there,
-    if it will want one: the same choice of implementation, judged statically on `kernel`."""
+def bpf_object_for(name: str, release: str, params: dict[str, Any] | None = None, impl: str | None = None,
+                   module_params: dict[str, Any] | None = None) -> tuple[str, str, dict[str, int]] | None:
+    """(source, kernel name, -D macros) of the BPF object `provide` will want for `name` on another
+    installed kernel `release` (the VM's), judged statically as `provide` judges the running one;
+    None where it will choose a built-in or a module."""
     if params and impl is None:
         impl = "bpf"
-    chosen = impl or next((i for i in IMPLS if i in options(name, kernel.release, module_params)), None)
+    chosen = impl or next((i for i in IMPLS if i in options(name, release, module_params)), None)
     if chosen != "bpf":
         return None
     kernel_name, defines = bpf_params(name, params)
-    return bpf_build.build(entry(name, module_params)["bpf"]["source"], kernel_name, defines, kernel, root)
+    return entry(name, module_params)["bpf"]["source"], kernel_name, defines

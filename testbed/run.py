@@ -109,13 +109,16 @@ def prebuild_bpf_for_vm(spec: dict[str, Any], checkout: Path = CHECKOUT) -> list
     built = []
     try:
         image = pinned_kernel()
-        kernel = bpf_build.TargetKernel(image.release, kernel_btf.image_btf(image.path, root))
         module_params = spec.get("module_params") or {}
-        for f in {f["cc_key"]: f for f in spec["flows"] if f["kind"] == "bulk"}.values():
-            obj = registry.prebuild(f["cc"], kernel, root, params=f.get("cc_params"), impl=f.get("cc_impl"),
-                                    module_params=module_params.get(f["cc"]))
+        wanted = {}                 # by kernel name: one per algorithm and parameter set
+        for f in (f for f in spec["flows"] if f["kind"] == "bulk"):
+            obj = registry.bpf_object_for(f["cc"], image.release, f.get("cc_params"), f.get("cc_impl"),
+                                          module_params.get(f["cc"]))
             if obj is not None:
-                built.append(obj)
+                wanted[obj[1]] = obj
+        if wanted:                  # the image's BTF only then: decompressing it takes seconds
+            kernel = bpf_build.TargetKernel(image.release, kernel_btf.image_btf(image.path, root))
+            built = [bpf_build.build(*obj, kernel, root) for _, obj in sorted(wanted.items())]
     except Exception as exc:        # an optimisation: the guest reports real failures itself
         log.warning("BPF objects not prebuilt on the host (the VM builds them): %s", exc)
     return built

@@ -120,3 +120,21 @@ def test_a_run_may_override_a_kernel_implementations_parameters() -> None:
         entry("htcp", {"beta": 1})
     with pytest.raises(ValueError, match=r"<congestion control>\.<parameter>=<integer>"):
         parse_module_params("htcp.use_adaptive_backoff=on")
+
+
+def test_the_vms_bpf_objects_are_chosen_as_provide_would_choose_them() -> None:
+    """bpf_object_for (what the host builds for a VM trial, testbed/run.py): none where the pinned
+    kernel has the algorithm built in or as a usable module, the registry's object otherwise, and an
+    override's own name with its parameters."""
+    from testbed.vm_errors import KernelNotFoundError
+    from testbed.vm_kernel import pinned_kernel
+    try:
+        release = pinned_kernel().release
+    except KernelNotFoundError as exc:
+        pytest.skip(str(exc))
+    assert registry.bpf_object_for("cubic", release) is None
+    assert registry.bpf_object_for("westwood", release) is None                   # the module serves it
+    assert registry.bpf_object_for("westwood", release, impl="bpf")[:2] == ("westwood.bpf.c", "bpf_westwood")
+    assert registry.bpf_object_for("htcp", release)[:2] == ("htcp.bpf.c", "bpf_htcp")     # module lacks the switch
+    source, name, defines = registry.bpf_object_for("ledbat", release, params={"target_ms": 50})
+    assert source == "ledbat.bpf.c" and name != "bpf_ledbat" and defines["TARGET_MS"] == 50
