@@ -13,7 +13,7 @@ OPTIONS = {"down": "down", "up": "up", "max_tx_attempts": "maxTxAttempts", "ap_q
            "scheduler": "sched", "queue_split": "queueSplit", "ack_queue_pkts": "ackQueue", "tcp": "tcp",
            "mac_queue_pkts": "macQueue", "sta_queue_pkts": "staQueue", "host_queue_pkts": "hostQueue",
            "min_rto_s": "minRto", "delack_timeout_s": "delAckTimeout", "traffic_start_s": "trafficStart",
-           "start_jitter_s": "startJitter", "seed": "seed"}
+           "start_jitter_s": "startJitter", "seed": "seed", "frame_error_rate": "frameErrorRate"}
 
 
 def command(binary: Path, spec: dict[str, Any], out: Path) -> list[str]:
@@ -43,12 +43,26 @@ def checks(spec: dict[str, Any], raw: dict[str, Any]) -> list[dict[str, Any]]:
     mt = int(sc["max_tx_attempts"])
     window = float(spec["duration_s"]) - float(spec["warmup_s"])
 
-    def rec(name: str, configured: Any, measured: Any, ok: bool, unit: str = "", note: str = "") -> dict[str, Any]:
-        r = {"name": name, "configured": configured, "measured": measured, "tolerance": 0, "unit": unit,
+    def rec(name: str, configured: Any, measured: Any, ok: bool, unit: str = "", note: str = "",
+            tolerance: float = 0) -> dict[str, Any]:
+        r = {"name": name, "configured": configured, "measured": measured, "tolerance": tolerance, "unit": unit,
              "pass": bool(ok)}
         return {**r, "note": note} if note else r
 
+    channel = []
+    if float(sc.get("frame_error_rate") or 0) > 0:
+        # the realised share of full-size frames lost to the channel model, within five standard
+        # errors of the configured rate (binomial over the frames received in the window)
+        p, seen = float(sc["frame_error_rate"]), int(raw.get("phy_rx_full_frames") or 0)
+        lost = int(raw.get("phy_rx_full_frames_channel_lost") or 0)
+        share = lost / seen if seen else None
+        bound = 5 * (p * (1 - p) / seen) ** 0.5 if seen else 0.0
+        channel.append(rec("channel_frame_errors", p, None if share is None else round(share, 5),
+                           share is not None and abs(share - p) <= bound, "of full-size frames",
+                           "lost to the channel besides collisions; tolerance: 5 standard errors",
+                           round(bound, 5)))
     return [
+        *channel,
         rec("stations_associated", stations, raw.get("stations_associated"),
             raw.get("stations_associated") == stations, "stations", "associated when traffic started"),
         rec("data_frame_rate", "DsssRate11Mbps", ",".join(sorted(data_modes)), data_modes == {"DsssRate11Mbps"},

@@ -30,6 +30,9 @@
 //     before trafficStart, while stations associate), mac_queue_max_delay_s, station_radius_m,
 //     stations_associated (number of STAs associated when traffic started),
 //     last_assoc_time_s, wall_clock_s (Simulator::Run wall time)
+//   --frameErrorRate > 0 only: frame_error_rate (as run), phy_rx_full_frames (full-size frames
+//     the PHYs received in the window), phy_rx_full_frames_channel_lost (of those, lost to the
+//     channel error model), phy_rx_frames_channel_lost (frames of any size lost to it)
 //   flows[]: id, direction "down"|"up", station (1..N+M), src, dst (IPv4), port, start_s,
 //     rx_bytes (bytes delivered in order to the PacketSink in the window),
 //     goodput_pkts_s = rx_bytes / 1448 / window_s, goodput_kbps = rx_bytes * 8 / 1000 / window_s,
@@ -79,6 +82,7 @@
 #include "ns3/csma-helper.h"
 #include "ns3/data-rate.h"
 #include "ns3/double.h"
+#include "ns3/error-model.h"
 #include "ns3/fifo-queue-disc.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/internet-stack-helper.h"
@@ -405,6 +409,60 @@ SnapshotAssoc()
 const uint32_t kAssocMaxTx = 7; // retry limit used only while the stations associate
 const uint32_t kSegmentSize = 1448; // TCP payload per segment: MTU 1500 - 20 (IP) - 32 (TCP + timestamps)
 
+// ------------------------------------------------------------------ channel errors (optional)
+// Frame errors besides collisions, for the investigation of channels noisier than the model's
+// (--frameErrorRate): every PSDU a node receives is lost with probability 1 - (1 - b)^bytes,
+// with b such that a full-size data MPDU (1500-byte IP packet: kFullMpduBytes) is lost with the
+// configured rate, so a 14-byte MAC ACK almost never is. A lost frame is not acknowledged and
+// the sender's DCF retries it within M_t. Installed as each PHY's PostReceptionErrorModel only
+// when the rate is above 0, so the default run draws no extra random numbers.
+const uint32_t kFullMpduBytes = 1536; // 24 MAC header + 8 LLC/SNAP + 1500 IP + 4 FCS
+
+class ChannelErrorModel : public ErrorModel
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::WlanDcfChannelErrorModel")
+                                .SetParent<ErrorModel>()
+                                .AddConstructor<ChannelErrorModel>();
+        return tid;
+    }
+
+    void Configure(double fullFrameRate, Time windowStart)
+    {
+        m_byteOk = std::pow(1.0 - fullFrameRate, 1.0 / kFullMpduBytes);
+        m_windowStart = windowStart;
+        m_rv = CreateObject<UniformRandomVariable>();
+    }
+
+    uint64_t fullSeen = 0;  // full-size frames received in the window
+    uint64_t fullLost = 0;  // of those, lost to the channel
+    uint64_t allLost = 0;   // frames of any size lost to the channel in the window
+
+  private:
+    bool DoCorrupt(Ptr<Packet> p) override
+    {
+        const uint32_t bytes = p->GetSize();
+        const bool lost = m_rv->GetValue() >= std::pow(m_byteOk, bytes);
+        if (Simulator::Now() >= m_windowStart)
+        {
+            fullSeen += bytes == kFullMpduBytes;
+            fullLost += lost && bytes == kFullMpduBytes;
+            allLost += lost;
+        }
+        return lost;
+    }
+
+    void DoReset() override
+    {
+    }
+
+    double m_byteOk = 1.0;
+    Time m_windowStart;
+    Ptr<UniformRandomVariable> m_rv;
+};
+
 /// Set M_t on every wifi device's station manager (SSRC/SLRC limits count attempts, see main).
 void
 ApplyRetryLimit(NetDeviceContainer devs, uint32_t maxTx)
@@ -619,6 +677,7 @@ main(int argc, char* argv[])
     double trafficStart = 1.0;
     double startJitter = 1.0;
     double radius = 0.45;
+    double frameErrorRate = 0;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("down", "number of downlink TCP flows (host A -> station)", nDown);
@@ -653,6 +712,10 @@ main(int argc, char* argv[])
     cmd.AddValue("startJitter", "flows start uniformly in [trafficStart, trafficStart+jitter)",
                  startJitter);
     cmd.AddValue("radius", "stations sit on a circle of this radius (m) around the AP", radius);
+    cmd.AddValue("frameErrorRate",
+                 "share of full-size data frames lost to channel errors at each receiver, besides "
+                 "collisions (0 = none; shorter frames lose proportionally fewer bits)",
+                 frameErrorRate);
     // ns-3 3.37's CommandLine only understands "--name=value"; also accept "--name value".
     std::vector<std::string> args{argv[0]};
     for (int i = 1; i < argc; i++)
@@ -677,6 +740,7 @@ main(int argc, char* argv[])
                     "--queueSplit must be each or shared");
     NS_ABORT_MSG_IF(!(warmup >= 0 && duration > warmup), "need 0 <= warmup < duration");
     NS_ABORT_MSG_IF(dataWeight < 1 || ackWeight < 1, "weights must be >= 1");
+    NS_ABORT_MSG_IF(!(frameErrorRate >= 0 && frameErrorRate < 1), "frameErrorRate must be in [0, 1)");
 
     std::string tcpName = tcp.rfind("ns3::", 0) == 0 ? tcp : "ns3::" + tcp;
     TypeId tcpTid;
@@ -785,6 +849,20 @@ main(int argc, char* argv[])
     mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel");
     NodeContainer wlanNodes(ap, stas);
     mobility.Install(wlanNodes);
+
+    // channel errors besides collisions (off unless --frameErrorRate > 0): one model per receiver
+    std::vector<Ptr<ChannelErrorModel>> channelErrors;
+    if (frameErrorRate > 0)
+    {
+        NetDeviceContainer wlanDevs(apDev, staDevs);
+        for (uint32_t i = 0; i < wlanDevs.GetN(); i++)
+        {
+            Ptr<ChannelErrorModel> em = CreateObject<ChannelErrorModel>();
+            em->Configure(frameErrorRate, Seconds(warmup));
+            DynamicCast<WifiNetDevice>(wlanDevs.Get(i))->GetPhy()->SetPostReceptionErrorModel(em);
+            channelErrors.push_back(em);
+        }
+    }
 
     // ---------------------------------------------------------------- IP + queue discs
     InternetStackHelper internet;
@@ -960,6 +1038,20 @@ main(int argc, char* argv[])
     j.Int("stations_associated", g_assocAtStart);
     j.Num("last_assoc_time_s", g_lastAssoc);
     j.Num("wall_clock_s", wall);
+    if (frameErrorRate > 0)
+    {
+        uint64_t seen = 0, lostFull = 0, lost = 0;
+        for (const auto& em : channelErrors)
+        {
+            seen += em->fullSeen;
+            lostFull += em->fullLost;
+            lost += em->allLost;
+        }
+        j.Num("frame_error_rate", frameErrorRate);
+        j.Int("phy_rx_full_frames", seen);
+        j.Int("phy_rx_full_frames_channel_lost", lostFull);
+        j.Int("phy_rx_frames_channel_lost", lost);
+    }
 
     std::ostringstream flowsJson;
     flowsJson << "[";
