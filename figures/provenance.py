@@ -38,7 +38,7 @@ def config_check(run: PaperRun) -> dict[str, Any]:
     so that a later check against a changed config needs no trial)."""
     stale: dict[str, str] = {}
     ran: dict[str, list[str]] = {}
-    other = 0
+    other = equivalent = 0
     model_sources = _model_sources(run)
     for cell_id in sorted(run.cells):
         digests = set()
@@ -56,13 +56,25 @@ def config_check(run: PaperRun) -> dict[str, Any]:
             diffs = staleness.differences(recorded, current)
             ran_sources = _ran_sources(trial) if model_sources else None
             if model_sources and ran_sources and ran_sources != model_sources:
-                diffs.append(("model sources (sha256)", ran_sources[:16], model_sources[:16]))
+                if _equivalent(run, ran_sources, model_sources):
+                    equivalent += 1
+                else:
+                    diffs.append(("model sources (sha256)", ran_sources[:16], model_sources[:16]))
             if diffs:
                 stale[f"{cell_id}/{trial.name}"] = staleness.describe(diffs)
         if digests:
             ran[cell_id] = sorted(digests)
-    return {"config_sha256": run.cfg.sha256, "trials_from_other_config_versions": other,
-            "stale_trials": stale, "cell_specs": ran}
+    out = {"config_sha256": run.cfg.sha256, "trials_from_other_config_versions": other,
+           "stale_trials": stale, "cell_specs": ran}
+    if equivalent:
+        out["trials_of_equivalent_model_sources"] = equivalent
+    return out
+
+
+def _equivalent(run: PaperRun, ran: str, current: str) -> bool:
+    """Sources a rerun of archived trials showed to give the current sources' output (sim/equivalence.py)."""
+    from sim.equivalence import same_sources
+    return same_sources(run.cfg.data["scenario"]["model"], ran, current)
 
 
 def _model_sources(run: PaperRun) -> str | None:
@@ -86,9 +98,13 @@ def stale_lines(check: dict[str, Any]) -> list[str]:
     stale = check.get("stale_trials") or {}
     if not stale:
         other = check.get("trials_from_other_config_versions", 0)
+        equivalent = check.get("trials_of_equivalent_model_sources", 0)
         return ["Every valid trial ran what the paper's config now describes for its cell"
                 + (f" ({other} came from an earlier version of the config file whose differences do not "
-                   "touch what they ran)." if other else "."), ""]
+                   "touch what they ran)." if other else ".")
+                + (f" {equivalent} ran earlier model sources that reruns of archived trials showed to give the "
+                   "current sources' output field for field (sim/equivalence.py, equivalent_sources.yaml "
+                   "beside the model)." if equivalent else ""), ""]
     out = [f"**Stale: {len(stale)} valid trial(s) ran something other than the paper's config now describes**; "
            "every number built from them is from the recorded spec, not the current one:", ""]
     out += [f"- {trial}: {what}" for trial, what in sorted(stale.items())[:20]]
