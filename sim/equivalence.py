@@ -210,6 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     for o in outcomes:
         what = ("same" if o.same else o.error or "; ".join(f"{k}: {x!r} -> {y!r}" for k, x, y in o.differing[:5]))
         print(f"{o.trial.cell}/{o.trial.path.name}: {what}")
+    failed = next((o for o in outcomes if o.error), None)
+    if failed is not None:
+        print(f"error: could not rerun {failed.trial.cell}/{failed.trial.path.name}: {failed.error}; nothing "
+              "recorded, run the check again", file=sys.stderr)
+        return 2
     if not all(o.same for o in outcomes):
         print(f"{a.paper}: sources {ran[:16]} do not give what {current[:16]} gives: their trials are stale",
               file=sys.stderr)
