@@ -99,3 +99,47 @@ def test_interrupted_trial_leaves_nothing_behind(tmp_path: Path) -> None:
     assert not out.exists() and not partial.exists()
     left = subprocess.run(["pgrep", "-f", f"--out={partial}"], capture_output=True, text=True).stdout
     assert not left.strip(), f"the model still runs: {left}"
+
+
+def test_channel_errors_are_lost_at_their_rate(tmp_path: Path) -> None:
+    """frame_error_rate: each receiver loses that share of full-size frames besides collisions; the
+    trial's fidelity record measures it, and the MAC retries more than on the clean channel."""
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    text = (PAPERS / "wlanshort.yaml").read_text().replace("paper: wlanshort", "paper: wlannoisy")
+    (papers / "wlannoisy.yaml").write_text(text.replace("  seed: 1\n", "  seed: 1\n  frame_error_rate: 0.1\n"))
+    noisy, clean = tmp_path / "noisy" / "trial-1", tmp_path / "clean" / "trial-1"
+    for out, paper_dir, paper in ((noisy, papers, "wlannoisy"), (clean, PAPERS, "wlanshort")):
+        proc = trial(out, "dl2-ul2-fifo", paper_dir, paper)
+        assert proc.returncode == 0, proc.stderr
+    prov = json.loads((noisy / "provenance.json").read_text())
+    record = next(c for c in prov["fidelity"] if c["name"] == "channel_frame_errors")
+    assert record["pass"] and record["configured"] == 0.1 and abs(record["measured"] - 0.1) < 0.02
+    assert "--frameErrorRate=0.1" in prov["command"]
+    raw_noisy, raw_clean = (json.loads((d / "wlan.json").read_text()) for d in (noisy, clean))
+    assert raw_noisy["phy_rx_full_frames"] > 1000 and "phy_rx_full_frames" not in raw_clean
+    assert raw_noisy["mac_tx_failed_prob"] > raw_clean["mac_tx_failed_prob"] + 0.03
+    assert not any(c["name"] == "channel_frame_errors"
+                   for c in json.loads((clean / "provenance.json").read_text())["fidelity"])
+
+
+def test_equivalence_rerun_finds_the_recorded_output_or_the_field_that_differs(tmp_path: Path) -> None:
+    """sim/equivalence.py reruns an archived trial with the checkout's model: an untouched trial
+    comes back equal field for field (ns-3 is deterministic), a recorded field changed by hand is
+    named with both values."""
+    from sim import equivalence
+
+    out = tmp_path / "results" / "dl2-ul2-fifo" / "trial-1"
+    proc = trial(out, "dl2-ul2-fifo")
+    assert proc.returncode == 0, proc.stderr
+    [archived] = equivalence.archived_trials(tmp_path / "results", "wlan_dcf")
+    assert archived.sources == build.sources_sha256("wlan_dcf")
+    binary = build.ensure("wlan_dcf", log=False).path
+    same = equivalence.rerun(archived, binary, "wlan_dcf", tmp_path / "rerun")
+    assert same.same and same.differing == [] and same.added == []
+    raw = json.loads((out / "wlan.json").read_text())
+    raw["down_rx_bytes"] += 1448
+    (out / "wlan.json").write_text(json.dumps(raw))
+    changed = equivalence.rerun(archived, binary, "wlan_dcf", tmp_path / "rerun2")
+    assert not changed.same
+    assert changed.differing == [("down_rx_bytes", raw["down_rx_bytes"], raw["down_rx_bytes"] - 1448)]

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+import yaml
+
 from analysis import staleness
 from analysis.collateral.run import Run
 from figures.provenance import config_check, stale_lines
@@ -128,3 +131,50 @@ def test_a_simulated_trial_of_other_model_sources_is_stale(tmp_path: Path) -> No
     check = config_check(WlanRun.load("full", root, tmp_path / "out"))
     assert check["stale_trials"] == {
         f"{cell}/trial-2": f'model sources (sha256): "{"0" * 16}" -> "{sources_sha256("wlan_dcf")[:16]}"'}
+
+
+def test_trials_of_sources_a_rerun_showed_equivalent_are_current(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sources recorded as giving the current sources' output (sim/equivalence.py), directly or
+    through a chain of checks, do not make a trial stale; unrecorded ones still do."""
+    from analysis.wlan.run import Run as WlanRun
+    from sim import equivalence
+    from sim.build import sources_sha256
+
+    current = sources_sha256("wlan_dcf")
+    record = tmp_path / "equivalent_sources.yaml"
+    monkeypatch.setattr(equivalence, "record_path", lambda model: record)
+    record.write_text(yaml.safe_dump([
+        {"model": "wlan_dcf", "ran": "a" * 64, "same_as": "b" * 64, "trials": ["x/trial-1"]},
+        {"model": "wlan_dcf", "ran": "b" * 64, "same_as": current, "trials": ["y/trial-2"]},
+        {"model": "other", "ran": "c" * 64, "same_as": current, "trials": ["z/trial-3"]}]))
+    assert equivalence.same_sources("wlan_dcf", "a" * 64, current)
+    assert not equivalence.same_sources("wlan_dcf", "c" * 64, current)   # another model's record
+    assert not equivalence.same_sources("wlan_dcf", current, "a" * 64)   # a check goes one way
+    cfg = load_paper("wlan")
+    root = tmp_path / "results"
+    cell = "dl1-ul1-fifo-q100-mt1"
+    for k, sources in ((1, "a" * 64), (2, "c" * 64)):
+        _trial(root, cell, k, cfg.trial_spec(cell, k, "full"))
+        prov = {"simulator": {"sources_sha256": sources}}
+        (root / cell / f"trial-{k}" / "provenance.json").write_text(json.dumps(prov))
+    (root / cell / "cell.json").write_text(json.dumps({"n_valid": 2, "trials": [1, 2], "metrics": {}}))
+    check = config_check(WlanRun.load("full", root, tmp_path / "out"))
+    assert list(check["stale_trials"]) == [f"{cell}/trial-2"]
+    assert check["trials_of_equivalent_model_sources"] == 1
+
+
+def test_the_rerun_sample_shows_every_value_of_every_scenario_field() -> None:
+    """The equivalence check's cover: every (field, value) of the archived cells' scenarios is in
+    one of the chosen trials, each cell at most once, with rotating trial indices."""
+    from sim.equivalence import Trial, cover
+
+    cfg = load_paper("wlan")
+    trials = [Trial(cid, Path(f"r/{cid}/trial-{k}"), cfg.trial_spec(cid, k, "full"), "x")
+              for cid in cfg.cells_by_id for k in (1, 2, 3, 4, 5)]
+    chosen = cover(trials)
+    values = {(f, json.dumps(v, sort_keys=True)) for t in trials for f, v in t.spec["scenario"].items()}
+    shown = {(f, json.dumps(v, sort_keys=True)) for t in chosen for f, v in t.spec["scenario"].items()}
+    assert shown == values
+    assert len({t.cell for t in chosen}) == len(chosen) < len(cfg.cells_by_id) / 5
+    assert len({t.path.name for t in chosen}) > 1
