@@ -2,6 +2,8 @@
 direction, the trials' noise, the conditions the paper states that were not run, the verdict."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from analysis.wlan.claims import Cells, judge_claims
@@ -92,3 +94,35 @@ def test_every_claim_reads_the_configured_matrix() -> None:
     v = judge_claims(Cells.from_cells({}, PARAMS), CFG.data["reference"], "full")
     assert {x.verdict for x in v} == {"not evaluated"} and all(x.missing for x in v)
     assert {x.claim for x in v if x.beyond} == {"adaptive_tracks_flow_ratio"}
+
+
+def test_mt2_investigation_judges_each_setting_by_the_claims_comparisons(tmp_path: Path) -> None:
+    """analysis/wlan/investigation_mt2.py on hand-made cells: a setting under which the ratio rises
+    from M_t = 1 to 2 at every (scenario, Q), more with the larger Q, has the claim's pattern; the
+    model as configured (falling) does not; a setting missing M_t = 2 at a Q drops that Q; the
+    section and figure need a setting besides the model as configured."""
+    from analysis.wlan import investigation_mt2 as inv
+    from analysis.wlan.run import Run
+
+    ratios = {"fifo": {25: (1.1, 0.3), 100: (1.3, 1.1)}, "fifo-fer5": {25: (0.8, 1.0), 100: (0.9, 1.6)}}
+    cells = {f"{scen}-{v}-q{q}-mt{mt}": cell(0.05, ratio_down_up=r[mt - 1], down_goodput_pkts_s=200 * r[mt - 1],
+                                              up_goodput_pkts_s=200.0)
+             for scen in ("dl2-ul2", "dl4-ul4") for v, by_q in ratios.items() for q, r in by_q.items() for mt in (1, 2)}
+    cells["dl2-ul2-fifo-macq8-q25-mt1"] = cell(0.05, ratio_down_up=1.0)      # no M_t = 2: not a setting yet
+    root = tmp_path / "results"
+    for cid, c in cells.items():
+        (root / cid).mkdir(parents=True)
+        (root / cid / "cell.json").write_text(json.dumps(c))
+    run = Run.load("full", root, tmp_path / "out")
+    found = {s.variant: s for s in inv.settings(run)}
+    assert list(found) == ["fifo", "fifo-fer5"]
+    assert [c.outcome for c in found["fifo"].steps] == ["failed", "failed", "failed", "failed"]
+    assert found["fifo-fer5"].count("held") == len(found["fifo-fer5"].comparisons) == 6
+    text = "\n".join(inv.section(run))
+    assert "The claim's pattern holds under FIFO, 5 % channel frame errors." in text
+    assert "| FIFO, 5 % channel frame errors | dl4-ul4 | 100 | 0.90 | 1.60 | 180 -> 320 | 200 -> 200 | held |" in text
+    assert [p.name for p in inv.fig_mt2(run)] == ["investigation_mt2.png", "investigation_mt2.pdf"]
+    for cid in [c for c in cells if "fer5" in c]:
+        (root / cid / "cell.json").unlink()
+    bare = Run.load("full", root, tmp_path / "out2")
+    assert inv.section(bare) == [] and inv.fig_mt2(bare) == []
