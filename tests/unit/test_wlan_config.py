@@ -31,7 +31,7 @@ def variant(tmp_path: Path, mutate: Any) -> Path:
 def test_matrix_profiles_and_trial_spec() -> None:
     cfg = load_paper("wlan")
     assert cfg.simulated
-    assert len(cfg.cells_by_id) == 30 * 8 + 3 + 2 + 20   # 30 setups x M_t 1-8; investigations: extra_matrices
+    assert len(cfg.cells_by_id) == 30 * 8 + 3 + 2 + 10   # 30 setups x M_t 1-8; investigations: extra_matrices
     assert len(cfg.cells("quick")) == 56 and len(cfg.cells("smoke")) == 1
     spec = cfg.trial_spec("dl4-ul1-adaptive-q100-mt8", 3, "full")
     assert (spec["duration_s"], spec["warmup_s"], spec["trial"]) == (500, 50, 3)
