@@ -5,10 +5,10 @@ the larger the AP buffer; in the model the second attempt helps the uplink inste
 explains its curves by two kinds of downlink loss: collisions, which fall as M_t grows, and the AP
 buffer's overflow, which grows with it as the TCP windows inflate. If the model's channel recovers
 collisions too well, its uplink windows (whose senders see every residual wireless loss) inflate at
-M_t = 2 already, where the paper's still did not. The setups of `reference.beyond.mt2` change one
-thing each, at M_t 1 and 2 and two AP buffers: channel errors besides collisions (`fifo-fer*`: a
-share of full-size frames lost at every receiver, as on a real indoor link; the frames' MAC
-retries recover them within M_t) and the cards' TX ring (`fifo-macq8`: 8 frames in the card, as
+M_t = 2 already, where the paper's still did not. The settings of `reference.beyond.mt2` change one
+thing each against the model as configured, at M_t 1 and 2 and two AP buffers: channel errors
+besides collisions (`fifo-fer*`: a share of full-size frames lost at every receiver, as on a real
+indoor link; the MAC retries them within M_t), or the cards' TX ring (`fifo-macq8`: 8 frames, as
 hostap's Prism2 driver allocates, where the model keeps 2). Each setting is judged by the claim's
 own comparisons under the verdict rule.
 """
@@ -113,12 +113,12 @@ def section(run: Run) -> list[str]:
         return []
     cells = run.index()
     qs = ", ".join(str(q) for q in spec["qs"])
+    others = [f"{VARIANT_STYLE[s.variant]['label']} (`{s.variant}`)" for s in found if s.variant != "fifo"]
     out = [f"## {SECTION}", "",
            f"FIFO at Q = {qs}, M_t = 1 and 2, {' and '.join(spec['scenarios'])}: the model as configured beside "
-           "settings that change one thing each (the setups' `variant`): channel errors besides collisions "
-           "(`fifo-fer*`: that share of full-size frames lost at every receiver, shorter frames proportionally "
-           "fewer, each loss retried by the MAC within M_t) and a TX ring of 8 frames in the cards (`fifo-macq8`, "
-           "hostap's Prism2 driver; the model keeps 2). Figure: investigation_mt2. Each setting is judged by the "
+           f"settings that change one thing each: {'; '.join(others)}. Channel errors lose that share of "
+           "full-size frames at every receiver besides collisions (shorter frames proportionally fewer), each "
+           "loss retried by the MAC within M_t. Figure: investigation_mt2. Each setting is judged by the "
            "claim's comparisons: the ratio rises from M_t = 1 to 2 at each Q, and at M_t = 2 it is higher with "
            "the larger Q.", ""]
     lines = []

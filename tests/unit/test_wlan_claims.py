@@ -99,8 +99,8 @@ def test_every_claim_reads_the_configured_matrix() -> None:
 def test_mt2_investigation_judges_each_setting_by_the_claims_comparisons(tmp_path: Path) -> None:
     """analysis/wlan/investigation_mt2.py on hand-made cells: a setting under which the ratio rises
     from M_t = 1 to 2 at every (scenario, Q), more with the larger Q, has the claim's pattern; the
-    model as configured (falling) does not; a setting missing M_t = 2 at a Q drops that Q; the
-    section and figure need a setting besides the model as configured."""
+    model as configured (falling) does not; the section and figure need a setting besides the
+    model as configured."""
     from analysis.wlan import investigation_mt2 as inv
     from analysis.wlan.run import Run
 
@@ -108,7 +108,6 @@ def test_mt2_investigation_judges_each_setting_by_the_claims_comparisons(tmp_pat
     cells = {f"{scen}-{v}-q{q}-mt{mt}": cell(0.05, ratio_down_up=r[mt - 1], down_goodput_pkts_s=200 * r[mt - 1],
                                               up_goodput_pkts_s=200.0)
              for scen in ("dl2-ul2", "dl4-ul4") for v, by_q in ratios.items() for q, r in by_q.items() for mt in (1, 2)}
-    cells["dl2-ul2-fifo-macq8-q25-mt1"] = cell(0.05, ratio_down_up=1.0)      # no M_t = 2: not a setting yet
     root = tmp_path / "results"
     for cid, c in cells.items():
         (root / cid).mkdir(parents=True)
