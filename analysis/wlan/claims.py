@@ -108,6 +108,11 @@ def _f(m: Measure | None, digits: int = 3) -> str:
     return "-" if m is None else f"{m.value:.{digits}g}"
 
 
+def fixed(m: Measure | None, digits: int = 2) -> str:
+    """A measure with `digits` decimals, '-' when it was not measured (the investigations' tables)."""
+    return "-" if m is None else f"{m.value:.{digits}f}"
+
+
 def _pct(m: Measure | None) -> str:
     return "-" if m is None else f"{100 * m.value:.2f} %"
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from analysis.verdicts import Measure, inside, near
 from analysis.wlan import investigation_mt2
-from analysis.wlan.claims import DOWN, RATIO, TOTAL, UP, Cells
+from analysis.wlan.claims import DOWN, RATIO, TOTAL, UP, Cells, fixed
 from analysis.wlan.run import VARIANT_STYLE, Run
 
 ACK_SECTION = "Beyond the paper: the ACK queue the scheduler's 1:1 needs"
@@ -34,10 +34,6 @@ DL1_VARIANTS = {"fifo": "",
 
 def _claim(run: Run, claim_id: str) -> dict[str, Any]:
     return next(c for c in run.reference["claims"] if c["id"] == claim_id)
-
-
-def _f(m: Measure | None, digits: int = 2) -> str:
-    return "-" if m is None else f"{m.value:.{digits}f}"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -113,7 +109,7 @@ def ack_queue_section(run: Run) -> list[str]:
     for scen, rows in found.items():
         for size, outcome, ms in rows:
             out.append(f"| {scen} | {size} | " + " | ".join(
-                f"{_f(ms.get(mt))} ({outcome[mt]})" if mt in outcome else "-" for mt in (6, 7, 8)) + " |")
+                f"{fixed(ms.get(mt))} ({outcome[mt]})" if mt in outcome else "-" for mt in (6, 7, 8)) + " |")
     return [*out, ""]
 
 
@@ -174,17 +170,17 @@ def dl1ul1_section(run: Run) -> list[str]:
         if v == "fifo" or base is None:
             continue
         d_up = _shift(ms[UP], base[UP])
-        moved.append(f"{VARIANT_STYLE[v]['label']}: uplink {_f(ms[UP], 0)} pkt/s ({d_up}), downlink "
-                     f"{_f(ms[DOWN], 0)} ({stand[DOWN]} against {refs[DOWN]:g}; "
+        moved.append(f"{VARIANT_STYLE[v]['label']}: uplink {fixed(ms[UP], 0)} pkt/s ({d_up}), downlink "
+                     f"{fixed(ms[DOWN], 0)} ({stand[DOWN]} against {refs[DOWN]:g}; "
                      f"uplink {stand[UP]} against {refs[UP]:g})")
     if moved and base is not None:
-        out += [f"What the cells show: as configured the model gives {_f(base[DOWN], 0)} down / {_f(base[UP], 0)} "
-                "up. " + "; ".join(moved) + ".", ""]
+        out += [f"What the cells show: as configured the model gives {fixed(base[DOWN], 0)} down / "
+                f"{fixed(base[UP], 0)} up. " + "; ".join(moved) + ".", ""]
     out += ["| setting | total (pkt/s) | down | up | down/up | down vs paper | up vs paper |",
             "|---|---|---|---|---|---|---|"]
     for v, ms, stand in rows:
-        out.append(f"| {VARIANT_STYLE[v]['label']} | {_f(ms[TOTAL], 0)} | {_f(ms[DOWN], 0)} | {_f(ms[UP], 0)} | "
-                   f"{_f(ms[RATIO])} | {stand[DOWN]} | {stand[UP]} |")
+        out.append(f"| {VARIANT_STYLE[v]['label']} | {fixed(ms[TOTAL], 0)} | {fixed(ms[DOWN], 0)} | "
+                   f"{fixed(ms[UP], 0)} | {fixed(ms[RATIO])} | {stand[DOWN]} | {stand[UP]} |")
     out.append(f"| paper | {refs[TOTAL]:g} | {refs[DOWN]:g} | {refs[UP]:g} | {paper[3]:g} | | |")
     return [*out, ""]
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis.verdicts import Comparison, Measure, above
-from analysis.wlan.claims import DOWN, RATIO, UP
+from analysis.verdicts import Comparison, above
+from analysis.wlan.claims import DOWN, RATIO, UP, fixed
 from analysis.wlan.run import VARIANT_STYLE, Run
 
 SECTION = "Beyond the paper: what the downlink's gain at M_t = 2 needs"
@@ -57,17 +57,14 @@ def settings(run: Run) -> list[Setting]:
             qs = [int(q) for q in spec["qs"] if all(cells.m(scen, v, int(q), mt, RATIO) for mt in (1, 2))]
             for q in qs:
                 r1, r2 = (cells.m(scen, v, q, mt, RATIO) for mt in (1, 2))
-                steps.append(above(f"{scen}, Q = {q}", f"ratio {_f(r2)} at M_t = 2 vs {_f(r1)} at M_t = 1", r2, r1))
+                steps.append(above(f"{scen}, Q = {q}", f"ratio {fixed(r2)} at M_t = 2 vs {fixed(r1)} at M_t = 1",
+                                   r2, r1))
             for a, b in itertools.pairwise(qs):
                 ra, rb = (cells.m(scen, v, q, 2, RATIO) for q in (a, b))
-                by_q.append(above(f"{scen}, M_t = 2, Q = {a} -> {b}", f"ratio {_f(rb)} vs {_f(ra)}", rb, ra))
+                by_q.append(above(f"{scen}, M_t = 2, Q = {a} -> {b}", f"ratio {fixed(rb)} vs {fixed(ra)}", rb, ra))
         if steps:
             out.append(Setting(v, steps, by_q))
     return out
-
-
-def _f(m: Measure | None, digits: int = 2) -> str:
-    return "-" if m is None else f"{m.value:.{digits}f}"
 
 
 def fig_mt2(run: Run) -> list[Path]:
@@ -139,7 +136,7 @@ def section(run: Run) -> list[str]:
         for c in s.steps:
             scen, q = c.where.split(", Q = ")
             m = {(k, mt): cells.m(scen, s.variant, int(q), mt, k) for k in (RATIO, DOWN, UP) for mt in (1, 2)}
-            out.append(f"| {VARIANT_STYLE[s.variant]['label']} | {scen} | {q} | {_f(m[RATIO, 1])} | "
-                       f"{_f(m[RATIO, 2])} | {_f(m[DOWN, 1], 0)} -> {_f(m[DOWN, 2], 0)} | "
-                       f"{_f(m[UP, 1], 0)} -> {_f(m[UP, 2], 0)} | {c.outcome} |")
+            out.append(f"| {VARIANT_STYLE[s.variant]['label']} | {scen} | {q} | {fixed(m[RATIO, 1])} | "
+                       f"{fixed(m[RATIO, 2])} | {fixed(m[DOWN, 1], 0)} -> {fixed(m[DOWN, 2], 0)} | "
+                       f"{fixed(m[UP, 1], 0)} -> {fixed(m[UP, 2], 0)} | {c.outcome} |")
     return [*out, ""]
