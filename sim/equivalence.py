@@ -148,7 +148,7 @@ def check(results: Path, model_name: str, log: bool = True) -> tuple[str, str, l
     if not pending:
         return current, current, []
     if len(ran) > 1:
-        raise SystemExit(f"error: the trials under {results} ran {len(ran)} different model sources "
+        raise ValueError(f"the trials under {results} ran {len(ran)} different model sources "
                          f"({', '.join(sorted(s[:16] for s in ran))}); check one results directory per build")
     binary = build.ensure(model_name, log=log).path
     outcomes = []
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         ran, current, outcomes = check(results, model_name)
-    except build.BuildError as exc:
+    except (build.BuildError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not outcomes:
