@@ -8,9 +8,9 @@
 - dl1-ul1 at M_t = 1 (dl1ul1_mt1_numbers): the paper's 250 down / 120 up packets/s against the
   model's more even split. The `fifo-bic` and `fifo-delack200` setups change what the paper's
   Linux 2.6 hosts did differently from the model's TCP: BIC, the default congestion control of
-  the paper's kernels, and the delayed-ACK timer at Linux's 200-ms maximum; `fifo-fer5` and
-  `fifo-macq8` (run for mt2_downlink_gains, investigation_mt2.py) what its channel and cards may
-  have done: frame errors besides collisions, a longer TX ring.
+  the paper's kernels, and the delayed-ACK timer at Linux's 200-ms maximum; `fifo-fer5` (run for
+  mt2_downlink_gains, investigation_mt2.py) what its channel may have done: frame errors besides
+  collisions.
 """
 from __future__ import annotations
 
@@ -28,8 +28,7 @@ DL1_SECTION = "Beyond the paper: dl1-ul1's uplink at M_t = 1"
 DL1_VARIANTS = {"fifo": "",
                 "fifo-bic": "BIC, the default congestion control of Linux 2.6.8 to 2.6.18",
                 "fifo-delack200": "the delayed-ACK timer at Linux's 200-ms maximum instead of its 40-ms minimum",
-                "fifo-fer5": "5 % of full-size frames lost to channel errors besides collisions",
-                "fifo-macq8": "a TX ring of 8 frames in the cards (hostap's Prism2 driver; the model keeps 2)"}
+                "fifo-fer5": "5 % of full-size frames lost to channel errors besides collisions"}
 
 
 def _claim(run: Run, claim_id: str) -> dict[str, Any]:

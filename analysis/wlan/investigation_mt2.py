@@ -6,11 +6,10 @@ explains its curves by two kinds of downlink loss: collisions, which fall as M_t
 buffer's overflow, which grows with it as the TCP windows inflate. If the model's channel recovers
 collisions too well, its uplink windows (whose senders see every residual wireless loss) inflate at
 M_t = 2 already, where the paper's still did not. The settings of `reference.beyond.mt2` change one
-thing each against the model as configured, at M_t 1 and 2 and two AP buffers: channel errors
-besides collisions (`fifo-fer*`: a share of full-size frames lost at every receiver, as on a real
-indoor link; the MAC retries them within M_t), or the cards' TX ring (`fifo-macq8`: 8 frames, as
-hostap's Prism2 driver allocates, where the model keeps 2). Each setting is judged by the claim's
-own comparisons under the verdict rule.
+thing each against the model as configured, at M_t 1 and 2 and two AP buffers: so far channel
+errors besides collisions (`fifo-fer*`: a share of full-size frames lost at every receiver, as on a
+real indoor link; the MAC retries them within M_t). Each setting is judged by the claim's own
+comparisons under the verdict rule.
 """
 from __future__ import annotations
 

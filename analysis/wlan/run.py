@@ -22,9 +22,7 @@ VARIANT_STYLE = {"fifo": {"color": "#7f7f7f", "marker": "s", "label": "FIFO"},
                  "dataack-ackq1000": {"color": "#2ca02c", "marker": "D", "label": "DATA/ACK, ACK queue 1000"},
                  "fifo-bic": {"color": "#9467bd", "marker": "^", "label": "FIFO, BIC"},
                  "fifo-delack200": {"color": "#8c564b", "marker": "v", "label": "FIFO, delayed-ACK timer 200 ms"},
-                 "fifo-fer2": {"color": "#ff7f0e", "marker": "o", "label": "FIFO, 2 % channel frame errors"},
-                 "fifo-fer5": {"color": "#d62728", "marker": "D", "label": "FIFO, 5 % channel frame errors"},
-                 "fifo-macq8": {"color": "#17becf", "marker": "P", "label": "FIFO, 8-frame card TX ring"}}
+                 "fifo-fer5": {"color": "#d62728", "marker": "D", "label": "FIFO, 5 % channel frame errors"}}
 
 
 class Run(PaperRun):
