@@ -40,10 +40,12 @@ class Run(PaperRun):
         return "/".join(str(n) for n in ns) or "0"
 
     def caption(self, fig: Any, drawn_by: str, cells: str) -> None:
-        """Where the figure came from: the profile, the cells, the trials behind each point, the code."""
+        """Where the figure came from: the profile, the cells, the trials behind each point, the code
+        (`drawn_by`: a function of plots.py, or module.function of another module here)."""
+        module, _, func = drawn_by.rpartition(".")
         fig.text(0.01, -0.02, f"{self.profile} profile; cells {cells}; {self.trials_per_cell()} valid trial(s) per "
-                 f"cell (points: trimmed mean, bars: smallest to largest trial); analysis/wlan/plots.py {drawn_by}",
-                 fontsize=6, color="#555555", va="top")
+                 f"cell (points: trimmed mean, bars: smallest to largest trial); analysis/wlan/{module or 'plots'}.py "
+                 f"{func}", fontsize=6, color="#555555", va="top")
 
     def first_trial(self, prefer: list[str]) -> Path | None:
         """A valid trial of the first preferred cell-id prefix that was run (for the drawings)."""
