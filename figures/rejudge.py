@@ -30,8 +30,13 @@ CLAIM_SECTIONS = ("Claims", "The paper's claims", "Beyond the paper")
 
 def archived(paper: str, profile: str, data: Path | None = None) -> int:
     """How many trials of a paper's profile data/ holds (0: none archived)."""
-    manifest = (data or archive.DATA) / profile / paper / archive.MANIFEST
+    manifest = archive.paper_dir(profile, paper, data) / archive.MANIFEST
     return len(json.loads(manifest.read_text())) if manifest.exists() else 0
+
+
+def archive_folder(paper: str, profile: str) -> str:
+    """Where a paper's archived trials of a profile go, as the checkout names it (data/full/<paper>/)."""
+    return archive.paper_dir(profile, paper).relative_to(archive.DATA.parent).as_posix() + "/"
 
 
 def cells_from_tables(root: Path, cfg: PaperConfig) -> dict[str, dict[str, Any]]:
@@ -88,7 +93,7 @@ def _tables_only(v: Verdict) -> Verdict:
 def rejudge(root: Path) -> list[Path]:
     rs = resultset.load(root)
     if archived(rs.paper, rs.profile):
-        raise SystemExit(f"{root}: its raw trials are archived in data/{rs.profile}/{rs.paper}/: restore them "
+        raise SystemExit(f"{root}: its raw trials are archived in {archive_folder(rs.paper, rs.profile)}: restore them "
                          f"(`python -m tcprepro archive restore --profile {rs.profile} --paper {rs.paper}`) and "
                          "regenerate the result set whole")
     cfg = load_paper(CONFIG_DIR / f"{rs.paper}.yaml")

@@ -20,7 +20,7 @@ from typing import Any
 from analysis import staleness
 from analysis.resultset import ResultSet, ResultSetError, load
 from figures import claims as claims_md
-from figures.rejudge import archived
+from figures.rejudge import archive_folder, archived
 from tcprepro import CHECKOUT
 from tcprepro.config import CONFIG_DIR, NOT_PAPERS, load_paper
 from tcprepro.reference import current_spec
@@ -61,8 +61,8 @@ def warnings(name: str, rs: ResultSet) -> list[str]:
     out = [f"- **{line}**" for line in staleness.result_set_lines(rs.provenance, f"config/{name}.yaml", cfg.sha256,
                                                                   current_spec(cfg, rs.profile))]
     if rs.profile == "full" and not archived(name, rs.profile):
-        out.append(f"- **No raw trials archived** (data/full/{name}/ holds none): these verdicts cannot be "
-                   "recomputed from committed trials (verdict.md says how they were made).")
+        out.append(f"- **No raw trials archived** ({archive_folder(name, rs.profile)} holds none): these verdicts "
+                   "cannot be recomputed from committed trials (verdict.md says how they were made).")
     return out
 
 

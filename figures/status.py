@@ -15,7 +15,7 @@ from pathlib import Path
 
 from analysis.verdicts import VERDICTS
 from figures import claims as claims_md
-from figures.rejudge import archived
+from figures.rejudge import archive_folder, archived
 from tcprepro import CHECKOUT
 from tcprepro.config import CONFIG_DIR, NOT_PAPERS
 
@@ -42,8 +42,9 @@ def block(figures: Path = CHECKOUT / "figures") -> str:
         by = {k: [v["claim"] for v in mine if v["verdict"] == k] for k in VERDICTS}
         line = (f"- **{paper}**: " + "; ".join(f"{k}: {', '.join(c)}" for k, c in by.items() if c) + "."
                 + ("" if archived(paper, "full") else
-                   f" Its raw trials are not archived (`data/full/{paper}/` holds none), so these verdicts "
-                   "cannot be recomputed from trials: every comparison is missing until it is measured again."))
+                   f" Its raw trials are not archived (`{archive_folder(paper, 'full')}` holds none), so these "
+                   "verdicts cannot be recomputed from trials: every comparison is missing until it is measured "
+                   "again."))
         lines.append(textwrap.fill(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False))
     return "\n".join([BEGIN, *rows, "", *lines, END])
 

@@ -1,5 +1,8 @@
 """The committed raw trials: data/<profile>/<paper>/<cell>/trial-<k>.tar.xz, one per finished trial.
 
+A paper whose config names an `archive` folder (a reference measured on a new lane beside the old
+one's) keeps them in <archive>/<profile>/<paper>/ instead; `paper_dir` says where.
+
 A full run takes hours to days of VM time; its trials are the evidence behind the committed figures,
 and a machine that restarts empty must not lose them. `pack` copies every finished trial directory
 of results/<profile>/ into data/<profile>/ (raw traces included, so a changed analysis can re-read
@@ -32,8 +35,10 @@ DATA = CHECKOUT / "data"
 RESULTS = CHECKOUT / "results"
 MANIFEST = "MANIFEST.json"
 SUFFIX = ".tar.xz"
-# Bookkeeping of the writer and of Snakemake, not of the trial.
-SKIP = {".snakemake_timestamp", ".owner"}
+# Bookkeeping of the writer and of Snakemake, and analysis caches rewritten whenever their analysis
+# changes (analysis/ledbat/metrics.py CACHE): not the trial. An archive written while a name was not
+# yet skipped keeps that file and is not repacked for it.
+SKIP = {".snakemake_timestamp", ".owner", "ledbat-metrics.json"}
 
 
 class ArchiveError(RuntimeError):
@@ -64,6 +69,17 @@ class Outcome:
         return "; ".join(parts)
 
 
+def paper_dir(profile: str, paper: str, data: Path | None = None) -> Path:
+    """Where a paper's archived trials of a profile are: under `data` when given (a run elsewhere),
+    else under the paper's `archive` folder (config/<paper>.yaml; data/ when it names none)."""
+    if data is None:
+        from tcprepro.config import load_paper
+
+        named = Path(load_paper(paper).data.get("archive", "data"))
+        data = DATA.joinpath(*named.parts[1:])
+    return data / profile / paper
+
+
 def finished_trials(paper_results: Path) -> Iterator[Path]:
     """Trial directories the runner has finalised: renamed from .partial, with their summary."""
     for d in sorted(paper_results.glob("*/trial-*")):
@@ -82,6 +98,11 @@ def trial_files(trial: Path) -> list[str]:
 
 def digests(trial: Path) -> dict[str, str]:
     return {name: _sha256((trial / name).read_bytes()) for name in trial_files(trial)}
+
+
+def _kept(listed: dict[str, str] | None) -> dict[str, str] | None:
+    """A manifest entry without the files archiving now skips (what `digests` of the trial gives)."""
+    return None if listed is None else {n: d for n, d in listed.items() if n.rsplit("/", 1)[-1] not in SKIP}
 
 
 def _newest(trial: Path) -> float:
@@ -132,14 +153,14 @@ def tar_bytes(trial: Path) -> bytes:
     return lzma.compress(raw.getvalue(), preset=9 | lzma.PRESET_EXTREME)
 
 
-def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Path = DATA) -> dict[str, Outcome]:
+def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Path | None = None) -> dict[str, Outcome]:
     """Archive every finished trial of these papers not yet archived as it is now; a trial of a
     cell the paper's config no longer has (an investigation narrowed) stays out of data/."""
     from tcprepro.config import load_paper
 
     out: dict[str, Outcome] = {}
     for paper in papers:
-        src, dst = results / profile / paper, data / profile / paper
+        src, dst = results / profile / paper, paper_dir(profile, paper, data)
         manifest, outcome = _read_manifest(dst), Outcome()
         cells = set(load_paper(paper).cells_by_id)
         for trial in finished_trials(src):
@@ -152,7 +173,7 @@ def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Pat
                 outcome.unchanged.append(key)
                 continue
             now = digests(trial)
-            if manifest.get(key) == now and target.exists():
+            if _kept(manifest.get(key)) == now and target.exists():
                 outcome.unchanged.append(key)
                 continue
             (outcome.replaced if key in manifest else outcome.done).append(key)
@@ -192,11 +213,12 @@ def _unpack(archive: Path, expected: dict[str, str], into: Path) -> None:
         raise ArchiveError(f"{archive}: unreadable ({exc}); restore it with `git checkout -- {archive}`") from exc
 
 
-def restore(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Path = DATA) -> dict[str, Outcome]:
+def restore(profile: str, papers: Iterable[str], results: Path = RESULTS,
+            data: Path | None = None) -> dict[str, Outcome]:
     """Unpack archived trials that results/ lacks; a trial results/ already holds is left alone."""
     out: dict[str, Outcome] = {}
     for paper in papers:
-        src, dst = data / profile / paper, results / profile / paper
+        src, dst = paper_dir(profile, paper, data), results / profile / paper
         manifest, outcome = _read_manifest(src), Outcome()
         for key, expected in sorted(manifest.items()):
             archive = src / (key + SUFFIX)
@@ -205,7 +227,7 @@ def restore(profile: str, papers: Iterable[str], results: Path = RESULTS, data: 
                                    f"`git checkout -- {src}` restores the committed archive")
             final = dst / key
             if final.exists():
-                (outcome.unchanged if digests(final) == expected else outcome.kept_local).append(key)
+                (outcome.unchanged if digests(final) == _kept(expected) else outcome.kept_local).append(key)
                 continue
             partial = final.with_name(final.name + ".restore.partial")
             shutil.rmtree(partial, ignore_errors=True)
@@ -219,11 +241,11 @@ def restore(profile: str, papers: Iterable[str], results: Path = RESULTS, data: 
     return out
 
 
-def status(profile: str, expected: dict[str, tuple[list[str], int]], data: Path = DATA) -> str:
+def status(profile: str, expected: dict[str, tuple[list[str], int]], data: Path | None = None) -> str:
     """Archived trials of each paper against its profile's cells x trials, naming cells not complete."""
     lines = []
     for paper, (cells, trials) in expected.items():
-        have = _read_manifest(data / profile / paper)
+        have = _read_manifest(paper_dir(profile, paper, data))
         counts = {c: sum(f"{c}/trial-{k}" in have for k in range(1, trials + 1)) for c in cells}
         short = [f"{c} ({n})" for c, n in counts.items() if n < trials]
         line = (f"{paper}: {sum(counts.values())} of {len(cells) * trials} trials archived, "

@@ -129,7 +129,7 @@ def diff(ns: argparse.Namespace) -> int:
              help="the results folder of the run (default: results/; a run elsewhere, e.g. a new lane's "
                   "reference under way: results/uml)"),
          arg("--data", type=Path, default=None, metavar="DIR",
-             help="the archive folder (default: data/; a reference run under way: data/uml)"))
+             help="the archive folder (default: each paper's, config/<paper>.yaml `archive`, else data/)"))
 def archive(ns: argparse.Namespace) -> int:
     from tcprepro import archive as arc
     from tcprepro.config import ConfigError, load_paper, paper_names
@@ -137,7 +137,7 @@ def archive(ns: argparse.Namespace) -> int:
     try:
         names = ns.paper or paper_names()
         papers = {n: load_paper(n) for n in names}
-        roots = {"results": (ns.results or arc.RESULTS).absolute(), "data": (ns.data or arc.DATA).absolute()}
+        roots = {"results": (ns.results or arc.RESULTS).absolute(), "data": ns.data and ns.data.absolute()}
         if ns.action == "status":
             print(arc.status(ns.profile, {n: ([c.cell_id for c in p.cells(ns.profile)], p.profile(ns.profile)["trials"])
                                           for n, p in papers.items()}, data=roots["data"]))

@@ -195,3 +195,47 @@ def test_a_damaged_column_form_is_refused(tmp_path: Path) -> None:
     with pytest.raises(arc.ArchiveError, match=r"trial-1\.tar\.xz: unreadable.*damaged tcp_probe column form"):
         arc.restore("full", ["westwood"], fresh, data)
     assert not (fresh / "full" / "westwood" / "cubic-t1" / "trial-1").exists()
+
+
+def test_an_analysis_cache_is_not_archived_and_an_archive_that_holds_one_is_kept(tmp_path: Path) -> None:
+    """ledbat-metrics.json is rewritten whenever its analysis changes: packing it would repack every
+    LEDBAT trial each time. An archive written before it was skipped keeps it and counts as current."""
+    from analysis.ledbat.metrics import CACHE
+
+    assert CACHE in arc.SKIP
+    results, data, fresh = tmp_path / "results", tmp_path / "data", tmp_path / "fresh"
+    trial = make_trial(results, "cubic-t1", 1)
+    (trial / CACHE).write_text('{"version": "a"}\n')
+    assert CACHE not in arc.trial_files(trial)
+    # an archive from before: the cache inside, listed in the manifest
+    dst = data / "full" / "westwood"
+    (dst / "cubic-t1").mkdir(parents=True)
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name in [*arc.trial_files(trial), CACHE]:
+            tar.add(trial / name, arcname=name)
+    old = lzma.compress(raw.getvalue())
+    (dst / "cubic-t1" / "trial-1.tar.xz").write_bytes(old)
+    listed = {**arc.digests(trial), CACHE: arc._sha256((trial / CACHE).read_bytes())}
+    (dst / arc.MANIFEST).write_text(json.dumps({"cubic-t1/trial-1": listed}))
+    (trial / CACHE).write_text('{"version": "b"}\n')             # the analysis changed since
+    assert arc.pack("full", ["westwood"], results, data)["westwood"].unchanged == ["cubic-t1/trial-1"]
+    assert (dst / "cubic-t1" / "trial-1.tar.xz").read_bytes() == old
+    assert arc.restore("full", ["westwood"], fresh, data)["westwood"].done == ["cubic-t1/trial-1"]
+    assert arc.restore("full", ["westwood"], fresh, data)["westwood"].unchanged == ["cubic-t1/trial-1"]
+
+
+def test_a_paper_s_archive_folder_comes_from_its_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`archive: data/uml` (a reference measured on a new lane beside the old one's) puts the paper's
+    trials under data/uml/<profile>/<paper>/; a paper that names none keeps data/<profile>/<paper>/;
+    an explicit folder wins over both."""
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    text = (CHECKOUT / "tests" / "data" / "papers" / "wlanshort.yaml").read_text()
+    (papers / "wlanshort.yaml").write_text(text)
+    (papers / "wlanuml.yaml").write_text(text.replace("paper: wlanshort\n", "paper: wlanuml\narchive: data/uml\n", 1))
+    monkeypatch.setenv("TCPREPRO_PAPER_DIR", str(papers))
+    monkeypatch.setattr(arc, "DATA", tmp_path / "data")
+    assert arc.paper_dir("full", "wlanshort") == tmp_path / "data" / "full" / "wlanshort"
+    assert arc.paper_dir("full", "wlanuml") == tmp_path / "data" / "uml" / "full" / "wlanuml"
+    assert arc.paper_dir("full", "wlanuml", tmp_path / "else") == tmp_path / "else" / "full" / "wlanuml"
