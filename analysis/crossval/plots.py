@@ -47,7 +47,11 @@ def table(blocks: list[tuple[dict, str, dict, dict, list[crossval.Row]]]) -> str
                   ("**Holds**: every difference is within the trials' spread or explained." if crossval.holds(rows)
                    else f"**Does not hold**: {sum(r.status not in crossval.HOLDING for r in rows)} of {len(rows)} "
                    "differences are neither within the trials' spread nor explained."), ""]
-        note = (crossval.config()["papers"][paper].get("notes") or {}).get(comp["name"])
+        spec = crossval.config()["papers"][paper]
+        if comp["name"] == "substrate" and spec.get("reference_lane"):
+            named = spec["reference_lane"]
+            lines += [f"**Reference lane: {named['lane']}.** {named['why'].strip()}", ""]
+        note = (spec.get("notes") or {}).get(comp["name"])
         lines += [note.strip(), ""] if note else []
         lines += [f"| cell | metric | {comp['a']} | range | {comp['b']} | range | difference | % | status |",
                   "|---|---|---|---|---|---|---|---|---|"]
