@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 
-from analysis.ledbat import plots, tables, verdict
+from analysis.ledbat import investigation_arrivals, investigation_delack, plots, tables, verdict
 from analysis.ledbat.run import Run
 from figures import provenance
 from figures.common import figures_main
 
-PARTS = [tables.write, plots.timeseries, plots.fig5_sweep, verdict.write, provenance.write]
+PARTS = [tables.write, plots.timeseries, plots.fig5_sweep, investigation_delack.fig_delack,
+         investigation_arrivals.fig_arrivals, verdict.write, provenance.write]
 
 
 def main(argv: list[str] | None = None) -> int:

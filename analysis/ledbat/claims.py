@@ -62,9 +62,11 @@ class Cells:
         return next((c for c in cases if any((cc, c) in self.by_key for cc in ccs)), None)
 
     def sweep_cases(self, delay_ms: int, n: int) -> list[str]:
-        """Fig 5's cases (10 Mbit/s, no cross traffic) at one base delay and number of flows."""
+        """Fig 5's cases (10 Mbit/s, no cross traffic) at one base delay and number of flows; a
+        case beyond the paper that repeats another (`twin_of`) is not one of them."""
         return sorted((c for c, p in self.params.items()
-                       if int(p["delay_ms"]) == delay_ms and int(p["n"]) == n and int(p.get("n_cross", 0)) == 0
+                       if "twin_of" not in p and int(p["delay_ms"]) == delay_ms and int(p["n"]) == n
+                       and int(p.get("n_cross", 0)) == 0
                        and int(p["rate_kbit"]) == 10000 and int(p["queue_pkts"]) == 60),
                       key=lambda c: int(self.params[c]["bytes"]))
 

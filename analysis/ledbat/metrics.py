@@ -14,7 +14,16 @@ Per trial, on the trial's clock (0 = the first flow's start):
   two or more were (the flows start 15 s apart and finish apart: one index over whole-run means
   would hide the late-comer advantage);
 - shares: the late-comer's (second flow's) share of the two first flows' rate while both run; in
-  Fig 6, the LEDBAT flow's share of the link while the TCP flow runs.
+  Fig 6, the LEDBAT flow's share of the link while the TCP flow runs;
+- time under half the link: the 1-s bins, from the first start to the last completion, in which
+  all flows together moved less than half the bottleneck rate (a flow locked at a window of 2-3
+  packets by delayed ACKs shows here, figures/crossval/crossval.md).
+- per arrival k (flow k joins, k >= 2): Jain's index over the last ARRIVAL_SETTLED_S before the
+  next flow joins (after the last arrival: as long after it as the flows are apart), i.e. whether
+  the flows reached an equal share before the next one disturbed them (the paper's Fig 4 reading);
+  and the queue's minimum over the first ARRIVAL_SETTLED_S after the arrival: the newcomer's first
+  seconds of base-delay samples are exact when it reaches zero (the late-comer's advantage needs
+  a queue that does not drain).
 The cell's trimmed mean of each is what the tables and claims read (`ledbat_cells`).
 """
 from __future__ import annotations
@@ -37,10 +46,14 @@ BIN_S = 1.0
 # LEDBAT's share against TCP (Fig 6) is read over the second half of the time both run: the first
 # half holds the TCP flow's start-up, in which any sender keeps most of the link for a while.
 SETTLED = 0.5
+# The window in which an arrival is read: the last seconds before the next flow joins, and the
+# newcomer's first seconds (a third of the paper's 15-s spacing).
+ARRIVAL_SETTLED_S = 5.0
 SEQ_SPACE = 1 << 32
-# Payload per wire frame at a 1500-byte MTU with TCP timestamps (1448 of 1514 bytes): the most a
-# bottleneck's rate can carry as goodput.
-GOODPUT_CEILING = 1448 / 1514
+# Payload per packet at a 1500-byte MTU with TCP timestamps (1448 of 1500 bytes): the most the
+# testbed's bottleneck can carry as goodput, since its shaper counts IP bytes as dummynet did
+# (testbed/shaping.py: the size table drops the Ethernet header).
+GOODPUT_CEILING = 1448 / 1500
 CACHE = "ledbat-metrics.json"
 # The cache is valid for this module's code only: a change of how metrics are computed recomputes
 # them without anyone remembering to bump a version.
@@ -164,6 +177,18 @@ def sum_rate_mbit(flows: list[Flow]) -> float | None:
     return sum(f.bytes for f in flows) * 8 / span / 1e6 if span > 0 else None
 
 
+def underused_s(s: TrialSeries, bin_s: float = BIN_S) -> float | None:
+    """Seconds (whole bins) from the first start to the last completion in which all flows
+    together moved less than half the bottleneck rate."""
+    done = [f.done_s for f in s.flows if f.done_s is not None]
+    if not s.flows or len(done) < len(s.flows):
+        return None
+    n = min(len(f.rate_mbit) for f in s.flows)
+    whole = math.floor(max(done) / bin_s)
+    total = np.sum([f.rate_mbit[:n] for f in s.flows], axis=0)[: min(n, whole)]
+    return float((total < s.rate_kbit / 1000 / 2).sum() * bin_s)
+
+
 def lone_queue_ms(s: TrialSeries) -> tuple[float, float, float] | None:
     """10th, 50th, 90th percentile of the queueing delay while the first flow runs alone, over
     the second half of that phase (after its ramp): where LEDBAT holds the queue and how much it
@@ -176,6 +201,31 @@ def lone_queue_ms(s: TrialSeries) -> tuple[float, float, float] | None:
         return None
     p10, p50, p90 = np.percentile(s.queue_ms[m], [10, 50, 90])
     return float(p10), float(p50), float(p90)
+
+
+def arrival_metrics(flows: list[Flow], s: TrialSeries, bin_s: float = BIN_S) -> dict[str, float]:
+    """Per arrival k >= 2 of staggered flows: `arrival<k>_jain`, Jain's index over the flows active
+    in the last ARRIVAL_SETTLED_S before the next start (after the last start: the same spacing
+    after it), and `arrival<k>_queue_min_ms`, the queue's minimum over the first ARRIVAL_SETTLED_S
+    after the start."""
+    starts = sorted(f.start_s for f in flows)
+    if len(starts) < 2:
+        return {}
+    n = min(len(f.rate_mbit) for f in flows)
+    rates = np.array([f.rate_mbit[:n] for f in flows])
+    active = np.array([active_bins(f, n, bin_s) for f in flows])
+    out = {}
+    for k in range(2, len(starts) + 1):
+        start = starts[k - 1]
+        end = starts[k] if k < len(starts) else start + (start - starts[k - 2])
+        bins = range(max(0, math.ceil((end - ARRIVAL_SETTLED_S) / bin_s)), min(n, math.floor(end / bin_s)))
+        values = [v for b in bins if active[:, b].sum() >= 2 and (v := jain_index(rates[active[:, b], b])) is not None]
+        if values:
+            out[f"arrival{k}_jain"] = float(np.mean(values))
+        first = (s.queue_t >= start) & (s.queue_t < start + ARRIVAL_SETTLED_S)
+        if first.any():
+            out[f"arrival{k}_queue_min_ms"] = float(s.queue_ms[first].min())
+    return out
 
 
 def trial_metrics(s: TrialSeries) -> dict[str, float]:
@@ -191,6 +241,7 @@ def trial_metrics(s: TrialSeries) -> dict[str, float]:
     if out["sum_rate_mbit_s"] is not None:
         out["utilisation"] = out["sum_rate_mbit_s"] / (s.rate_kbit / 1000)
     out["jain_mean"] = mean_jain(ledbat)
+    out["underused_s"] = underused_s(s)
     if len(ledbat) >= 2:
         out["late_share"] = share_while_both(ledbat[1], ledbat[0])
         first, second = ledbat[0].done_s, ledbat[1].done_s
@@ -199,6 +250,8 @@ def trial_metrics(s: TrialSeries) -> dict[str, float]:
     lone = lone_queue_ms(s)
     if lone is not None:
         out["lone_queue_p10_ms"], out["lone_queue_p50_ms"], out["lone_queue_p90_ms"] = lone
+    if not cross:
+        out.update(arrival_metrics(ledbat, s))
     if ledbat and cross:
         # Fig 6: whether LEDBAT yields shows once the TCP flow is up to speed, not while it ramps
         out["ledbat_share_vs_tcp"] = share_while_both(ledbat[0], cross[0], settled=SETTLED)

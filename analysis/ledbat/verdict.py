@@ -7,6 +7,8 @@ from pathlib import Path
 
 from analysis.compare import to_markdown
 from analysis.ledbat import claims as lc
+from analysis.ledbat import investigation_arrivals, investigation_delack
+from analysis.ledbat import metrics as lb
 from analysis.ledbat.plots import FIGURES
 from analysis.ledbat.run import Run
 from analysis.ledbat.tables import completion, summary, summary_markdown
@@ -73,6 +75,31 @@ def _lone_queue_lines(run: Run) -> list[str]:
     return out or ["- not measured"]
 
 
+# The first flow's start from a window of 2 packets leaves the link under half used for 1-2 s in
+# every trial: a cell is listed when a trial of it spent longer than this under half the link.
+UNDERUSED_LISTED_S = 5
+
+
+def _underused_lines(run: Run) -> list[str]:
+    """Every cell with a trial longer under half the link than a start-up takes (the lock shows here)."""
+    out = []
+    for cid in run.profile_cells():
+        agg = (run.cells.get(cid) or {}).get("metrics", {}).get("underused_s")
+        if agg and max(agg["values"]) > UNDERUSED_LISTED_S:
+            out.append(f"- {cid}: " + ", ".join(f"trial {k} {v:.0f} s" for k, v in zip(agg["trials"], agg["values"],
+                                                                                      strict=True)))
+    return out or [f"- none: no trial spent more than {UNDERUSED_LISTED_S} s under half the link"]
+
+
+def _implementation(facts: dict) -> str:
+    """How this run's LEDBAT was built, from the trials' provenance (BPF struct_ops in the VM, built
+    into the UML kernel from the same source)."""
+    impls = {i.split()[0] for name, found in facts["impls"].items() if name.startswith("ledbat") for i in found}
+    where = "; ".join(sorted(impls)) or "-"
+    return (f"the bottleneck is HTB + a 60-packet pfifo, netem for the delay, all in one kernel; LEDBAT is "
+            f"this repo's (cc/ledbat/ledbat.h, implementation: {where}).")
+
+
 def render(run: Run, claims: list[Verdict]) -> str:
     facts = provenance_facts(run)
     out = verdict_head(run, claims, "LEDBAT decrease schemes",
@@ -84,20 +111,28 @@ def render(run: Run, claims: list[Verdict]) -> str:
             "## Beyond the paper: fairness and utilisation", "",
             "Jain's index: per 1-s bin over the LEDBAT flows running through the whole bin, averaged over "
             "the bins with two or more. Utilisation: all bytes over first start to last completion, over "
-            "the bottleneck rate (headers cap it at 0.956).", "", summary_markdown(summary(run)), "",
+            f"the bottleneck rate (headers cap it at {lb.GOODPUT_CEILING:.3f}: the shaper counts IP bytes).", "",
+            summary_markdown(summary(run)), "",
             "## Fig 6: LEDBAT against standard TCP", "", *_fig6_lines(run), "",
             "## The queue a lone LEDBAT flow holds (what a late-comer's first samples see)", "",
             "10th / 50th / 90th percentile of the bottleneck's queueing delay over the second half of the "
             "first flow's lone phase (TARGET is 25 ms). LEDBAT steers by one-way delays from TCP timestamps "
-            "(1-ms resolution), which under QEMU TCG carry the emulated stack's latency: where the median is "
-            "below TARGET that latency stands in for queue, and where the 10th percentile is far below the "
-            "median, a late-comer's first samples can catch the queue nearly empty and learn the true base "
-            "delay, which removes the late-comer advantage the paper's simulator shows.", "",
+            "(1-ms resolution): where the median is below TARGET, latency the stack adds to the samples stands "
+            "in for queue, and where the 10th percentile is far below the median, a late-comer's first samples "
+            "can catch the queue nearly empty and learn the true base delay, which removes the late-comer "
+            "advantage the paper's simulator shows.", "",
             *_lone_queue_lines(run), "",
+            "## Time under half the link, per trial", "",
+            "Seconds from the first start to the last completion in which all flows together moved less than "
+            "half the bottleneck rate: a flow held at a window of 2-3 packets by the receiver's delayed ACKs "
+            "shows here (figures/crossval/crossval.md). The first flow's start from a window of 2 takes 1-2 s "
+            f"of it in every trial; listed are the cells with a trial over {UNDERUSED_LISTED_S} s.", "",
+            *_underused_lines(run), "",
+            *investigation_delack.section(run),
+            *investigation_arrivals.section(run),
             "## The trial each figure draws (nearest its cell's median last completion)", "", *_named_trials(run), ""]
     out += ["## What differs from the paper's testbed", "", *PAPER_TESTBED,
-            *this_run_lines(facts, "the bottleneck is HTB + a 60-packet pfifo, netem for the delay, all in one "
-                                   "kernel; LEDBAT is this repo's BPF struct_ops (cc/bpf/ledbat.bpf.c).", 1000)]
+            *this_run_lines(facts, _implementation(facts), 1000)]
     return "\n".join(out) + "\n"
 
 

@@ -120,6 +120,20 @@ def test_trial_metrics_tell_a_late_comer_advantage_from_its_absence() -> None:
     assert "ledbat_share_vs_tcp" not in wins
 
 
+def test_time_under_half_the_link() -> None:
+    """Whole bins from the first start to the last completion in which all flows together moved
+    less than half the link: the first flow of scenario(True) moves nothing in bins 30-37 before
+    it completes at 38 s; the idle bins after the last completion are left out."""
+    assert lb.trial_metrics(scenario(True))["underused_s"] == 8.0
+    busy = scenario(True)
+    busy.flows[0].rate_mbit[30:38] = 9.0
+    assert lb.trial_metrics(busy)["underused_s"] == 0.0
+    busy.flows[0].rate_mbit[30:33] = 4.9
+    assert lb.trial_metrics(busy)["underused_s"] == 3.0
+    busy.flows[0].done_s = None
+    assert "underused_s" not in lb.trial_metrics(busy)
+
+
 def test_trial_metrics_share_against_tcp() -> None:
     s = scenario(True)
     s.flows[1].cc = "newreno"
@@ -278,10 +292,96 @@ def test_config_cells_flows_and_durations() -> None:
     fig1 = cfg.trial_spec("ledbat-rtt40-n2-100mb", 1, "full")
     assert [(f["cc"], f["start_s"], f["bytes"]) for f in fig1["flows"]] == [
         ("ledbat", 0.0, 100_000_000), ("ledbat", 15.0, 100_000_000)]
-    assert fig1["duration_s"] == 3890 and fig1["scenario"]["quickack"] is False   # the floor-rate bound
+    # the floor-rate bound; quick ACKs, as the paper's simulations ran (reference.choices)
+    assert fig1["duration_s"] == 3890 and fig1["scenario"]["quickack"] is True
+    assert cfg.trial_spec("ledbat-rtt40-n2-100mb-delack", 1, "full")["scenario"]["quickack"] is False
     fig6 = cfg.trial_spec("ledbat-min1-tcp-20mbit-100mb", 1, "full")
     assert [(f["cc"], f["start_s"]) for f in fig6["flows"]] == [("ledbat-min1", 0.0), ("newreno", 20.0)]
+    # section 5.4: "In both of these scenarios delayed ACKs are not deactivated"
+    assert fig6["scenario"]["quickack"] is False
+    assert cfg.trial_spec("ledbat-tcp-20mbit-100mb", 1, "full")["scenario"]["quickack"] is False
     assert fig6["scenario"]["bottleneck"]["forward"]["rate_kbit"] == 20000
     assert cfg.trial_spec("ledbat-mdvar-rtt20-n2-30mb", 1, "quick")["scenario"]["quickack"] is True
     for prof in ("full", "quick", "smoke"):
         assert cfg.cells(prof)
+
+
+# ------------------------------------------------------------------------------------------
+# Beyond the paper: the receiver flipped (analysis/ledbat/investigation_delack.py)
+# ------------------------------------------------------------------------------------------
+
+def test_a_twin_rejudges_the_claims_of_the_case_it_repeats(tmp_path: Path) -> None:
+    """With delayed ACKs the first flow locks and the late-comer's lead is all it has: the twin in
+    place of the paper's cell turns linear_fills_link (queue never empty while alone) to not
+    reproduced and leaves the claims it does not touch out of the list."""
+    from analysis.ledbat import investigation_delack as inv
+    from analysis.ledbat.run import Run
+
+    paper = {"late_share": 0.94, "bulk0.done_s": 167.3, "bulk1.done_s": 104.2, "lone_queue_p10_ms": 20.0,
+             "utilisation": 0.956, "underused_s": 2.0}
+    locked = {**paper, "bulk0.done_s": 183.0, "lone_queue_p10_ms": 0.0, "utilisation": 0.87, "underused_s": 18.0}
+    values = {"ledbat-rtt40-n2-100mb": paper, "ledbat-rtt40-n2-100mb-delack": locked}
+    measured = {cid: {"n_valid": 5, "expected_trials": 5, "trials": [1, 2, 3, 4, 5],
+                      "metrics": {k: agg(v, 0.01) for k, v in m.items()}} for cid, m in values.items()}
+    run = Run("full", tmp_path, tmp_path, load_paper("ledbat"), measured)
+    (found,) = inv.rejudge(run)
+    assert (found.twin.cell_id, found.twin.paper_cell, found.twin.setting) == (
+        "ledbat-rtt40-n2-100mb-delack", "ledbat-rtt40-n2-100mb", "delayed ACKs")
+    changed = {ref.claim: (ref.verdict, new.verdict) for ref, new in found.changed}
+    assert changed["linear_fills_link"] == ("reproduced", "not reproduced")
+    assert "latecomer_advantage" in changed and "md_five_flows" not in changed
+    text = "\n".join(inv.section(run))
+    assert "| linear_fills_link | reproduced | **not reproduced** (changes) |" in text
+    assert "| under half the link | 2.0 s | 18.0 s |" in text
+
+
+# ------------------------------------------------------------------------------------------
+# Beyond the paper: the five flows' arrivals (analysis/ledbat/investigation_arrivals.py)
+# ------------------------------------------------------------------------------------------
+
+def three_arrivals(disturbed: bool) -> lb.TrialSeries:
+    """Three flows 15 s apart at 10 Mbit/s. Flow 2 takes an equal half at once; when flow 3 joins
+    at 30 s it either takes its third at once, or takes 8 Mbit/s for the whole 15 s that follow
+    (the flows have not reached an equal share when the phase ends). The queue empties 2 s after
+    flow 2 joins, never after flow 3."""
+    n = 60
+    r1 = np.array([10.0] * 15 + [5.0] * 15 + ([1.0] if disturbed else [10 / 3]) * 30)
+    r2 = np.array([0.0] * 15 + [5.0] * 15 + ([1.0] if disturbed else [10 / 3]) * 30)
+    r3 = np.array([0.0] * 30 + ([8.0] if disturbed else [10 / 3]) * 30)
+    flows = [lb.Flow(f"bulk{j}", "ledbat-md-nf1", 15.0 * j, 0, None, r) for j, r in enumerate((r1, r2, r3))]
+    qt = np.arange(0, n, 0.01)
+    queue = np.where((qt >= 17) & (qt < 18), 0.0, 20.0)
+    return lb.TrialSeries(Path("t"), 10000.0, flows, qt, queue)
+
+
+def test_arrival_metrics_read_each_arrival_just_before_the_next() -> None:
+    equal, disturbed = lb.trial_metrics(three_arrivals(False)), lb.trial_metrics(three_arrivals(True))
+    assert equal["arrival2_jain"] == pytest.approx(1.0)
+    assert equal["arrival3_jain"] == pytest.approx(1.0)
+    # the last arrival is read 10-15 s after it (the flows' spacing): 1, 1 and 8 Mbit/s
+    assert disturbed["arrival3_jain"] == pytest.approx(100 / (3 * 66))
+    assert disturbed["arrival2_queue_min_ms"] == 0.0
+    assert disturbed["arrival3_queue_min_ms"] == 20.0
+    assert "arrival1_jain" not in equal and "arrival4_jain" not in equal
+
+
+def test_the_arrival_reading_judges_md_nf1_against_mdvar(tmp_path: Path) -> None:
+    """MD-NF1 disturbed at the later arrivals and MDvar equal: the claim, read arrival by arrival,
+    holds; with MD-NF1 as equal as MDvar it does not. A twin of MD-NF1 is read in its place too."""
+    from analysis.ledbat import investigation_arrivals as inv
+    from analysis.ledbat.run import Run
+
+    def cell(jain: float) -> dict[str, Any]:
+        metrics = {f"arrival{k}_jain": agg(jain if k >= 3 else 0.97, 0.01) for k in range(2, 6)}
+        metrics.update({f"arrival{k}_queue_min_ms": agg(0.0, 0.0) for k in range(2, 6)})
+        return {"n_valid": 5, "expected_trials": 5, "trials": [1, 2, 3, 4, 5], "metrics": metrics}
+
+    measured = {"ledbat-md-nf1-rtt40-n5-100mb": cell(0.7), "ledbat-mdvar-rtt40-n5-100mb": cell(0.96),
+                "ledbat-md-nf1-rtt40-n5-100mb-delack": cell(0.95)}
+    run = Run("full", tmp_path, tmp_path, load_paper("ledbat"), measured)
+    assert [c.cell_id for c in inv.cells(run)] == ["ledbat-md-nf1-rtt40-n5-100mb", "ledbat-mdvar-rtt40-n5-100mb",
+                                                   "ledbat-md-nf1-rtt40-n5-100mb-delack"]
+    text = "\n".join(inv.section(run))
+    assert "Read arrival by arrival with the paper's cells: **reproduced** (6 held, 0 failed" in text
+    assert "Read arrival by arrival with MD-NF1, delayed ACKs in place of the paper's: **not reproduced**" in text
+    assert "| 0.0 ms |" in text
