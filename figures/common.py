@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 
 from analysis.compare import load_cells
 from cc.registry import entry
-from tcprepro.config import CONFIG_DIR, PaperConfig, load_paper
+from tcprepro.config import CONFIG_DIR, PROFILES, PaperConfig, load_paper
 
 
 @dataclass
@@ -155,6 +155,20 @@ def figures_main(paper: str, load: Callable[[str, Path, Path], PaperRun],
     results = a.results or CHECKOUT / "results" / a.profile / paper
     if not results.is_dir():
         print(f"error: no results in {results}: run the workflow first (make quick)", file=sys.stderr)
+        return 2
+    # a profile of the config's (a test's own profile name has no cell list to hold it to)
+    listed = load_paper(CONFIG_DIR / f"{paper}.yaml").cells(a.profile) if a.profile in PROFILES else []
+    unaggregated = [c.cell_id for c in listed if not (results / c.cell_id / "cell.json").exists()
+                    and any(t.suffix != ".partial" for t in (results / c.cell_id).glob("trial-*"))]
+    if unaggregated:
+        # e.g. trials just restored from data/: drawn now, these cells would count as not run and
+        # overwrite a committed reference's figures and verdicts with empty ones
+        n = len(unaggregated)
+        print(f"error: {n} cell{'s' if n != 1 else ''} of profile {a.profile} in {results} "
+              f"{'have' if n != 1 else 'has'} trials but no cell.json "
+              f"({', '.join(unaggregated[:3])}{', ...' if len(unaggregated) > 3 else ''}): aggregate them "
+              f"first with the workflow (snakemake --cores all --config profile={a.profile} 'papers=[{paper}]', "
+              f"which also draws these outputs)", file=sys.stderr)
         return 2
     run = load(a.profile, results, a.out or CHECKOUT / "figures" / paper / a.profile)
     for part in parts:
