@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -92,17 +93,25 @@ def test_concurrent_traces_see_only_their_port_block(netpair: NetnsPair, tmp_pat
 
 def test_reader_keeps_up_with_thousands_of_events_per_second(netpair: NetnsPair, tmp_path: Path) -> None:
     # Reverse mode: the client socket (dport = server port) receives every MSS-sized data segment
-    # (offloads off), one tcp_probe event each: ~7000 events/s at 80 Mbit/s.
-    netpair.run(netpair.a, "ethtool", "-K", "va", "tso", "off", "gso", "off")
-    netpair.run(netpair.b, "ethtool", "-K", "vb", "tso", "off", "gso", "off")
+    # (offloads off), one tcp_probe event per segment the socket processes: thousands of events/s at
+    # 80 Mbit/s. Asserted is that the reader loses none (the kernel's own count of dropped events) and
+    # writes each one, not the rate a loaded runner reaches. Segments that queue in the socket's
+    # backlog while iperf3 holds it are coalesced there before TCP sees them (tcp_add_backlog), so
+    # the events can be fewer than the segments; not many fewer on a running link.
+    netpair.run(netpair.a, "ethtool", "-K", "va", "tso", "off", "gso", "off", "gro", "off")
+    netpair.run(netpair.b, "ethtool", "-K", "vb", "tso", "off", "gso", "off", "gro", "off")
     _iperf_server(netpair, 20001)
     with ProbeTrace(tmp_path / "fast.trace", 20000, 20099, "fast") as tr:
-        netpair.run(netpair.a, "iperf3", "-c", netpair.ip_b, "-p", "20001", "-t", "2", "-R", "-b", "80M")
+        out = netpair.run(netpair.a, "iperf3", "-c", netpair.ip_b, "-p", "20001", "-t", "2", "-R",
+                          "-b", "80M", "-J")
+    received = json.loads(out)["end"]["sum_received"]["bytes"]
+    segments = received // 1448
     assert tr.result is not None
-    print(f"tcp_probe reader: {tr.result.events} events, {tr.result.events_per_s:.0f}/s, "
-          f"lost {tr.result.lost_events}")
-    assert tr.result.events_per_s >= 5000
+    print(f"tcp_probe reader: {tr.result.events} events for {segments} data segments, "
+          f"{tr.result.events_per_s:.0f}/s, lost {tr.result.lost_events}")
+    assert segments >= 4000, f"only {segments} segments in 2 s: the load is too light to test the reader"
     assert tr.result.lost_events == 0
+    assert tr.result.events >= 0.5 * segments
     assert len(_probe_lines(tr.out_path)) == tr.result.events
 
 
