@@ -2,6 +2,7 @@
 progress, resume, rejection."""
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -45,6 +46,8 @@ def test_smoke_workflow_aggregates_and_resumes(tmp_path, host_env, nothing_left_
 
 
 def test_interrupted_workflow_does_not_redo_finished_trials(tmp_path, host_env, nothing_left_behind):
+    """A trial finished before the interrupt is kept; only one the real-time lane left for a retry
+    (its checks failed on a loaded host: testbed/attempts.py) is measured again, once more."""
     paper_env = host_env
     results = tmp_path / "results"
     # One lane: trials finish one by one, so an interrupt lands with trials still to run.
@@ -54,26 +57,39 @@ def test_interrupted_workflow_does_not_redo_finished_trials(tmp_path, host_env, 
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
-    done: list[Path] = []
-    while not done and time.monotonic() < deadline:      # Snakemake picks the order: take whichever ends first
-        done = list((results / "quick" / "hostnet").glob("*/trial-*/summary.json"))
+    done: dict[Path, dict] = {}
+    kept: list[Path] = []
+    # Snakemake picks the order: take whichever ends first, and wait for one not left for a retry
+    # while at least half of the six trials are still to run.
+    while not kept and len(done) < 3 and time.monotonic() < deadline:
+        for summary in (results / "quick" / "hostnet").glob("*/trial-*/summary.json"):
+            with contextlib.suppress(OSError, ValueError):
+                done.setdefault(summary, json.loads(summary.read_text()))
+        kept = [s for s, rec in done.items() if not rec["retry_next_run"]]
         time.sleep(0.2)
-    assert done, "the first trial never finished"
-    first = done[0]
-    time.sleep(3)                         # the second trial is now mid-traffic
+    assert done, "no trial finished"
+    time.sleep(3)                         # the next trial is now mid-traffic
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=120)
     assert proc.returncode != 0
-    mtime = first.stat().st_mtime
     assert not list(results.rglob("*.partial")), "an interrupted trial left a partial directory"
+    mtimes = {s: s.stat().st_mtime for s in done}
     resumed = subprocess.run(snakemake(paper_env, results, "quick"), env=paper_env, capture_output=True, text=True,
                              timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert first.stat().st_mtime == mtime, "a finished trial was run again"
+    for summary, before in done.items():
+        if before["retry_next_run"]:
+            after = json.loads(summary.read_text())
+            assert after["attempt"] > before["attempt"], f"{summary}: left for a retry, not measured again"
+        else:
+            assert summary.stat().st_mtime == mtimes[summary], f"{summary}: a finished trial was run again"
     planned = re.search(r"(\d+) trials to run", resumed.stdout + resumed.stderr)
     assert planned and 1 <= int(planned.group(1)) < 6, "the resumed run plans only what is not done"
     for cell in ("r1000", "r2000"):
         assert json.loads((results / "quick" / "hostnet" / cell / "cell.json").read_text())["complete"]
+    if not kept:
+        pytest.skip("every trial finished before the interrupt failed its real-time checks (a loaded host), "
+                    f"so none could show that a kept trial stays: {[str(s) for s in done]}")
 
 
 def test_bad_config_stops_the_workflow_before_any_trial(tmp_path, paper_env):
