@@ -12,9 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from analysis import tcp_owd
-from analysis.metrics import role_samples
-from analysis.parsers import read_qdisc, read_tcp_probe
+from analysis.parsers import read_tcp_probe
 from testbed.run import prebuild_bpf_for_vm
 from tests.integration.conftest import CHECKOUT, trial_cmd
 from tests.integration.series import HOST_TIMING_CHECKS, congestion_events, shaper_kbit, skip_unless_timed
@@ -143,23 +141,3 @@ def test_staggered_fixed_size_ledbat_flows_give_series_and_completions(vm_result
         # tcp_probe goes quiet when the sender closes: the last window's ACKs may be missing
         assert 0.9 * f.bytes <= f.rate_mbit.sum() * 1e6 / 8 * lb.BIN_S <= 1.01 * f.bytes, f.id
     assert 0.5 <= m["utilisation"] <= 0.96
-
-
-def test_linear_ledbat_reaches_target_at_20mbit_40ms(vm_results, paper_env, nothing_left_behind):  # noqa: F811
-    """One linear LEDBAT flow at the paper's Fig 6 rate and 40 ms: over the last 20 s the forward
-    queue holds near TARGET (25 ms less the delayed ACK's one-packet gap), not a stall below it;
-    and the delay LEDBAT perceives (its TSval - TSecr samples, from the capture) is that queue,
-    give or take the one-packet gap and the timestamps' 1-ms ticks: the emulator hides no delay."""
-    _, prov, df, out = run_in_vm(paper_env, vm_results, "ledbat", paper="ledbattarget")
-    fwd = role_samples(read_qdisc(out / "qdisc.csv"), "forward")
-    late = fwd[fwd.t >= fwd.t.max() - 20]
-    queue_ms = float((late.backlog_bytes * 8 / 20000).median())
-    seen = tcp_owd.trial_report(out, t_from=float(late.t.min()) - prov["t0_monotonic"])["bulk0"]
-    print(f"LEDBAT alone, 20 Mbit/s, 40 ms: queue {queue_ms:.1f} ms, cwnd {df[df.t > 25].snd_cwnd.median()}, "
-          f"perceived {seen}")
-    assert 18 <= queue_ms <= 27
-    packet_ms = 1514 * 8 / 20000
-    assert -0.5 <= seen["excess_p50_ms"] <= packet_ms + 2.0
-    # the same comparison over the whole run, recorded as the trial's fidelity check
-    recorded = next(c for c in prov["fidelity"] if c["name"] == "delay_signal_excess")
-    assert recorded["pass"] is True and -0.5 <= recorded["measured"] <= packet_ms + 2.0
