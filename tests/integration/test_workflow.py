@@ -63,8 +63,9 @@ def test_interrupted_workflow_does_not_redo_finished_trials(tmp_path, host_env, 
     # while at least half of the six trials are still to run.
     while not kept and len(done) < 3 and time.monotonic() < deadline:
         for summary in (results / "quick" / "hostnet").glob("*/trial-*/summary.json"):
-            with contextlib.suppress(OSError, ValueError):
-                done.setdefault(summary, json.loads(summary.read_text()))
+            if summary not in done:
+                with contextlib.suppress(OSError, ValueError):
+                    done[summary] = json.loads(summary.read_text())
         kept = [s for s, rec in done.items() if not rec["retry_next_run"]]
         time.sleep(0.2)
     assert done, "no trial finished"
