@@ -73,8 +73,8 @@ def test_chunks_are_packed_and_committed_one_by_one(checkout_copy: Path) -> None
     assert sorted(p.relative_to(data).as_posix() for p in data.rglob("*.tar.xz")) == [
         "dl2-ul2-dataack/trial-1.tar.xz", "dl2-ul2-fifo/trial-1.tar.xz"]
     # one commit per chunk, each holding only data/smoke/wlanshort, and nothing left uncommitted there
-    assert commits(copy)[:2] == ["data: wlanshort smoke run, 2 of 2 trials archived, 2 of 2 cells complete",
-                                 "data: wlanshort smoke run, 1 of 2 trials archived, 1 of 2 cells complete"]
+    assert commits(copy)[:2] == ["data: wlanshort smoke run, 1 packed; 2 of 2 trials archived, 2 of 2 cells complete",
+                                 "data: wlanshort smoke run, 1 packed; 1 of 2 trials archived, 1 of 2 cells complete"]
     files = subprocess.run(["git", "show", "--name-only", "--format=", "HEAD"], cwd=copy, capture_output=True,
                            text=True, check=True).stdout.split()
     assert files and all(f.startswith("data/smoke/wlanshort/") for f in files)
