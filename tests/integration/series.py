@@ -36,17 +36,23 @@ def acked_kbit_s(df: pd.DataFrame, t_from: float, t_to: float) -> float:
     return ((int(w.snd_una.iloc[-1]) - int(w.snd_una.iloc[0])) % 2**32) * 8 / 1000 / (t_to - t_from)
 
 
-def drains(out: Path, prov: dict, name: str, summary: dict, floor_pkts: int = 1) -> int:
+def drain_record(out: Path, prov: dict, floor_pkts: int = 1) -> tuple[int, pd.Series]:
     """In how many of the 25 seconds after the start-up the queue empties (at most `floor_pkts`
-    full-size packets queued), checking that it refills in between (the flow still probes for
-    TARGET). With no base delay a window of MIN_CWND packets sits in the queue whole: there the
-    emptiest queue a decrease can leave is MIN_CWND packets."""
+    full-size packets queued), and the queueing delay (ms) over those seconds. With no base delay
+    a window of MIN_CWND packets sits in the queue whole: there the emptiest queue a decrease can
+    leave is MIN_CWND packets."""
     t0 = prov["t0_monotonic"]
     q = read_qdisc(out / "qdisc.csv")
     q = q[(q.role == "forward") & (q.t >= t0 + 5) & (q.t <= t0 + 30)]
     delay = q.backlog_bytes * 8 / shaper_kbit(prov)
     seconds = ((q.t - t0) // 1).astype(int)
-    n = int(seconds[q.backlog_bytes <= floor_pkts * 1500].nunique())
+    return int(seconds[q.backlog_bytes <= floor_pkts * 1500].nunique()), delay
+
+
+def drains(out: Path, prov: dict, name: str, summary: dict, floor_pkts: int = 1) -> int:
+    """drain_record's count, checking that the queue refills in between (the flow still probes
+    for TARGET)."""
+    n, delay = drain_record(out, prov, floor_pkts)
     print(f"{name}: queue at most {floor_pkts} packet(s) in {n} of 25 s, median queueing delay "
           f"{delay.median():.1f} ms, goodput {summary['metrics']['goodput_kbit_s']:.0f} kbit/s")
     assert delay.max() > 15, f"{name} never refilled the queue"

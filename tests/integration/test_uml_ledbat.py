@@ -15,31 +15,49 @@ from analysis import tcp_owd
 from analysis.metrics import role_samples
 from analysis.parsers import read_qdisc
 from tests.integration.conftest import trial_cmd
-from tests.integration.series import drains, probe
+from tests.integration.series import drain_record, probe
 from tests.integration.test_uml_trial import lane_env  # noqa: F401  (the lane's kernel and paper folder)
 
 pytestmark = [pytest.mark.uml]
 
 
-def run_on_uml(env: dict[str, str], tmp_path, paper: str, cell: str):
-    """One trial on the lane, valid at the first attempt: (summary, provenance, trial dir)."""
-    out = tmp_path / paper / cell / "trial-1"
-    proc = subprocess.run(trial_cmd(paper, cell, out), env=env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    summary = json.loads((out / "summary.json").read_text())
-    prov = json.loads((out / "provenance.json").read_text())
-    assert summary["valid"] and summary["attempt"] == 1, summary["invalid_reasons"]
-    assert prov["kernel"]["where"] == "uml"
-    return summary, prov, out
+def run_on_uml(env: dict[str, str], tmp_path, paper: str, cell: str, trials: int = 1):
+    """Trials 1..`trials` of a cell on the lane, side by side (virtual time: they cannot disturb each
+    other), each valid at the first attempt: [(summary, provenance, trial dir)] in trial order."""
+    outs = [tmp_path / paper / cell / f"trial-{k}" for k in range(1, trials + 1)]
+    procs = [subprocess.Popen(trial_cmd(paper, cell, out, trial=k), env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for k, out in enumerate(outs, 1)]
+    results = []
+    for proc, out in zip(procs, outs, strict=True):
+        _, err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, err[-3000:]
+        summary = json.loads((out / "summary.json").read_text())
+        prov = json.loads((out / "provenance.json").read_text())
+        assert summary["valid"] and summary["attempt"] == 1, summary["invalid_reasons"]
+        assert prov["kernel"]["where"] == "uml"
+        results.append((summary, prov, out))
+    return results
+
+
+# Each seed is one draw of the trial's randomness (netem's jitter, the ports), and which draw a seed
+# gives depends on the machine image (docs/uml.md). With delayed ACKs a draw can lock MD-NF2 at 2-4
+# packets from its start, the queue never filled (1 of 26 seeds measured): the decrease is judged on
+# three seeds, two of which must show it.
+MD_SEEDS, MD_SEEDS_NEEDED = 3, 2
 
 
 @pytest.mark.parametrize("name", ["ledbat-md-nf2", "ledbat-md-nf1"])
 def test_fixed_beta_md_drains_the_queue_at_40ms(name, lane_env, tmp_path):  # noqa: F811
     """At the paper's 40 ms base RTT, beta = 0.6 leaves cwnd*beta below the path's BDP plus a
     few packets, so each decrease empties the queue (with no base delay it cannot: see ledbatq)."""
-    summary, prov, out = run_on_uml(lane_env, tmp_path, "ledbatmd", name)
-    assert prov["congestion_controls"][name]["impl"] == "builtin"
-    assert drains(out, prov, name, summary) >= 5
+    shown = []
+    for summary, prov, out in run_on_uml(lane_env, tmp_path, "ledbatmd", name, trials=MD_SEEDS):
+        assert prov["congestion_controls"][name]["impl"] == "builtin"
+        n, delay = drain_record(out, prov)
+        print(f"{name} {out.name}: queue at most 1 packet in {n} of 25 s, at most {delay.max():.1f} ms, "
+              f"goodput {summary['metrics']['goodput_kbit_s']:.0f} kbit/s")
+        shown.append(n >= 5 and delay.max() > 15)          # drained, and refilled in between
+    assert sum(shown) >= MD_SEEDS_NEEDED, shown
 
 
 def test_linear_ledbat_reaches_target_at_20mbit_40ms(lane_env, tmp_path):  # noqa: F811
@@ -47,7 +65,7 @@ def test_linear_ledbat_reaches_target_at_20mbit_40ms(lane_env, tmp_path):  # noq
     queue holds near TARGET (25 ms less the delayed ACK's one-packet gap), not a stall below it;
     and the delay LEDBAT perceives (its TSval - TSecr samples, from the capture) is that queue,
     give or take the one-packet gap and the timestamps' 1-ms ticks: the emulator hides no delay."""
-    _, prov, out = run_on_uml(lane_env, tmp_path, "ledbattarget", "ledbat")
+    ((_, prov, out),) = run_on_uml(lane_env, tmp_path, "ledbattarget", "ledbat")
     assert prov["congestion_controls"]["ledbat"]["impl"] == "builtin"
     fwd = role_samples(read_qdisc(out / "qdisc.csv"), "forward")
     late = fwd[fwd.t >= fwd.t.max() - 20]
