@@ -36,18 +36,39 @@ def verdicts(run: Run) -> list[Verdict]:
     return wlan_claims.evaluate(run.cells, run.cfg, run.profile)
 
 
+# Frames the MAC dropped after their last attempt, on either side: none means no retry limit acted.
+RETRY_DROPS = ("mac_ap_retry_drops_data", "mac_ap_retry_drops_ack", "mac_sta_retry_drops_data",
+               "mac_sta_retry_drops_ack")
+
+
+def retry_drops(cell: dict) -> int | None:
+    """Frames that used up their attempts, over every trial of a cell (None: not recorded)."""
+    metrics = cell.get("metrics", {})
+    if not all(k in metrics for k in RETRY_DROPS):
+        return None
+    return int(sum(sum(metrics[k]["values"]) for k in RETRY_DROPS))
+
+
 def identical_cells(run: Run) -> list[str]:
-    """Cells whose trials gave exactly another cell's numbers (the model ran the same experiment:
-    e.g. M_t = 8 where no frame needs a 7th attempt): each still counts as its own condition."""
+    """Cells whose trials gave exactly another cell's numbers (the model ran the same experiment),
+    each still its own condition of the claims. Where the two differ only in M_t and no frame of
+    the lower limit's trials used up its attempts, that is why: the limit never acted, and trial k
+    of every cell draws from the same random streams (seed, run k)."""
+    params = run.params
     seen: dict[str, str] = {}
     out = []
-    for cell_id, cell in sorted(run.cells.items()):
+    for cell_id, cell in sorted(run.cells.items(), key=lambda kv: (params[kv[0]].get("mt", 0), kv[0])):
         key = json.dumps({k: v.get("values") for k, v in sorted(cell.get("metrics", {}).items())}, sort_keys=True)
-        if key in seen:
-            out.append(f"{cell_id} = {seen[key]}")
-        else:
+        if key not in seen:
             seen[key] = cell_id
-    return out
+            continue
+        first = seen[key]
+        a, b = params[first], params[cell_id]
+        only_mt = {k for k in a if a[k] != b.get(k)} == {"mt"}
+        why = (f" (no frame used up its {a['mt']} attempts)"
+               if only_mt and retry_drops(run.cells[first]) == 0 else "")
+        out.append(f"{cell_id} = {first}{why}")
+    return sorted(out)
 
 
 def simulator_lines(run: Run) -> list[str]:
@@ -82,7 +103,10 @@ def render(run: Run, claims: list[Verdict]) -> str:
                              "choices matter).", ""])
     if same:
         out += [f"Cells whose trials gave exactly another cell's numbers ({len(same)}; the model ran the same "
-                "experiment, each is still its own condition of the claims): " + ", ".join(same) + ".", ""]
+                "experiment, each is still its own condition of the claims). Where only M_t differs and no frame "
+                "of the lower limit's trials used up its attempts, the higher limit never acted, and trial k of "
+                "every cell draws from the same random streams (ns-3 seed 1, run k), so the runs are the same "
+                "event for event: " + ", ".join(same) + ".", ""]
     out += claims_md.section(claims, "The paper's claims")
     out += ["## dl1-ul1 at M_t = 1 beside the paper", ""]
     out += [to_markdown(t) for t in tables(run).values()]

@@ -124,3 +124,28 @@ def test_disagreement_with_the_models_own_numbers_is_reported() -> None:
     raw["up_goodput_pkts_s"] = 21.0
     s = wlan.summarize(spec(), raw, prov([]))
     assert any("up_goodput_pkts_s" in w for w in s["warnings"])
+
+
+def test_identical_cells_say_why_only_where_the_retry_limit_never_acted() -> None:
+    """A cell equal to one with a lower M_t is explained by the lower cell's trials having no frame
+    that used up its attempts; another equal pair (here: another ACK queue) is listed bare, and so
+    is an M_t pair whose lower cell did drop frames at its limit."""
+    from types import SimpleNamespace
+
+    from analysis.wlan.verdict import RETRY_DROPS, identical_cells
+
+    def cell(goodput: float, drops: int) -> dict[str, Any]:
+        metrics = {k: {"values": [0, 0]} for k in RETRY_DROPS}
+        metrics["mac_ap_retry_drops_data"] = {"values": [drops, 0]}
+        return {"metrics": {**metrics, "goodput": {"values": [goodput, goodput]}}}
+
+    base = {"scen": "dl1-ul1", "q": 100, "ackq": 100}
+    params = {"a-mt5": {**base, "mt": 5}, "a-mt6": {**base, "mt": 6}, "a-mt8": {**base, "mt": 8},
+              "b-mt1": {**base, "mt": 1}, "c-mt1": {**base, "ackq": 1000, "mt": 1},
+              "d-mt2": {**base, "q": 10, "mt": 2}, "d-mt3": {**base, "q": 10, "mt": 3}}
+    cells = {"a-mt5": cell(1.0, 0), "a-mt6": cell(1.0, 0), "a-mt8": cell(1.0, 0), "b-mt1": cell(2.0, 0),
+             "c-mt1": cell(2.0, 0), "d-mt2": cell(3.0, 4), "d-mt3": cell(3.0, 4)}
+    run = SimpleNamespace(cells=cells, params=params)
+    assert identical_cells(run) == ["a-mt6 = a-mt5 (no frame used up its 5 attempts)",
+                                    "a-mt8 = a-mt5 (no frame used up its 5 attempts)",
+                                    "c-mt1 = b-mt1", "d-mt3 = d-mt2"]
