@@ -108,6 +108,19 @@ def _f(m: Measure | None, digits: int = 3) -> str:
     return "-" if m is None else f"{m.value:.{digits}g}"
 
 
+# Frames the MAC dropped after their last attempt, on either side: none means no retry limit acted.
+RETRY_DROPS = ("mac_ap_retry_drops_data", "mac_ap_retry_drops_ack", "mac_sta_retry_drops_data",
+               "mac_sta_retry_drops_ack")
+
+
+def retry_drops(cell: dict) -> int | None:
+    """Frames that used up their attempts, over every trial of a cell (None: not recorded)."""
+    metrics = cell.get("metrics", {})
+    if not all(k in metrics for k in RETRY_DROPS):
+        return None
+    return int(sum(sum(metrics[k]["values"]) for k in RETRY_DROPS))
+
+
 def fixed(m: Measure | None, digits: int = 2) -> str:
     """A measure with `digits` decimals, '-' when it was not measured (the investigations' tables)."""
     return "-" if m is None else f"{m.value:.{digits}f}"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.verdicts import Measure, inside, near
-from analysis.wlan import investigation_mt2
+from analysis.wlan import investigation_mt2, investigation_streams
 from analysis.wlan.claims import DOWN, RATIO, TOTAL, UP, Cells, fixed
 from analysis.wlan.run import VARIANT_STYLE, Run
 
@@ -28,6 +28,7 @@ DL1_SECTION = "Beyond the paper: dl1-ul1's uplink at M_t = 1"
 DL1_VARIANTS = {"fifo": "",
                 "fifo-bic": "BIC, the default congestion control of Linux 2.6.8 to 2.6.18",
                 "fifo-delack200": "the delayed-ACK timer at Linux's 200-ms maximum instead of its 40-ms minimum",
+                "fifo-macq8": "the cards' TX ring at 8 frames instead of 2 (a Prism2 card's firmware holds several)",
                 "fifo-fer5": "5 % of full-size frames lost to channel errors besides collisions"}
 
 
@@ -196,4 +197,5 @@ def _shift(m: Measure | None, base: Measure | None) -> str:
 
 
 def section(run: Run) -> list[str]:
-    return ack_queue_section(run) + dl1ul1_section(run) + investigation_mt2.section(run)
+    return (ack_queue_section(run) + dl1ul1_section(run) + investigation_mt2.section(run)
+            + investigation_streams.section(run))

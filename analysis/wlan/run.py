@@ -22,7 +22,10 @@ VARIANT_STYLE = {"fifo": {"color": "#7f7f7f", "marker": "s", "label": "FIFO"},
                  "dataack-ackq1000": {"color": "#2ca02c", "marker": "D", "label": "DATA/ACK, ACK queue 1000"},
                  "fifo-bic": {"color": "#9467bd", "marker": "^", "label": "FIFO, BIC"},
                  "fifo-delack200": {"color": "#8c564b", "marker": "v", "label": "FIFO, delayed-ACK timer 200 ms"},
-                 "fifo-fer5": {"color": "#d62728", "marker": "D", "label": "FIFO, 5 % channel frame errors"}}
+                 "fifo-macq8": {"color": "#e377c2", "marker": "P", "label": "FIFO, TX ring of 8 frames"},
+                 "fifo-fer5": {"color": "#d62728", "marker": "D", "label": "FIFO, 5 % channel frame errors"},
+                 "fifo-streams": {"color": "#ff7f0e", "marker": "o", "label": "FIFO, a stream per cell"},
+                 "dataack-streams": {"color": "#ff7f0e", "marker": "o", "label": "DATA/ACK, a stream per cell"}}
 
 
 class Run(PaperRun):

@@ -11,6 +11,7 @@ from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
 from analysis.wlan import claims as wlan_claims
 from analysis.wlan import investigation
+from analysis.wlan.claims import retry_drops
 from analysis.wlan.run import Run
 from analysis.wlan.tables import tables
 from figures import claims as claims_md
@@ -34,19 +35,6 @@ DIFFERENCES = [
 
 def verdicts(run: Run) -> list[Verdict]:
     return wlan_claims.evaluate(run.cells, run.cfg, run.profile)
-
-
-# Frames the MAC dropped after their last attempt, on either side: none means no retry limit acted.
-RETRY_DROPS = ("mac_ap_retry_drops_data", "mac_ap_retry_drops_ack", "mac_sta_retry_drops_data",
-               "mac_sta_retry_drops_ack")
-
-
-def retry_drops(cell: dict) -> int | None:
-    """Frames that used up their attempts, over every trial of a cell (None: not recorded)."""
-    metrics = cell.get("metrics", {})
-    if not all(k in metrics for k in RETRY_DROPS):
-        return None
-    return int(sum(sum(metrics[k]["values"]) for k in RETRY_DROPS))
 
 
 def identical_cells(run: Run) -> list[str]:
@@ -106,7 +94,8 @@ def render(run: Run, claims: list[Verdict]) -> str:
                 "experiment, each is still its own condition of the claims). Where only M_t differs and no frame "
                 "of the lower limit's trials used up its attempts, the higher limit never acted, and trial k of "
                 "every cell draws from the same random streams (ns-3 seed 1, run k), so the runs are the same "
-                "event for event: " + ", ".join(same) + ".", ""]
+                "event for event (the section on M_t 6 to 8 with a random stream per cell shows what independent "
+                "draws give): " + ", ".join(same) + ".", ""]
     out += claims_md.section(claims, "The paper's claims")
     out += ["## dl1-ul1 at M_t = 1 beside the paper", ""]
     out += [to_markdown(t) for t in tables(run).values()]

@@ -125,3 +125,39 @@ def test_mt2_investigation_judges_each_setting_by_the_claims_comparisons(tmp_pat
         (root / cid / "cell.json").unlink()
     bare = Run.load("full", root, tmp_path / "out2")
     assert inv.section(bare) == [] and inv.fig_mt2(bare) == []
+
+
+def test_streams_investigation_tells_independent_draws_from_the_common_ones(tmp_path: Path) -> None:
+    """analysis/wlan/investigation_streams.py on hand-made cells: an own-stream cell whose ratio lies
+    outside the common-stream cell's trial range is 'apart', one inside it is not; retry drops of
+    the own-stream trials are counted; without the `*-streams` cells there is no section."""
+    from analysis.wlan import investigation_streams as inv
+    from analysis.wlan.claims import RETRY_DROPS
+    from analysis.wlan.run import Run
+
+    def with_drops(c: dict[str, Any], drops: int) -> dict[str, Any]:
+        c["metrics"] |= {k: {"values": [drops if k == RETRY_DROPS[0] else 0, 0, 0, 0, 0]} for k in RETRY_DROPS}
+        return c
+
+    cells = {}
+    for mt in (6, 7, 8):
+        cells[f"dl1-ul1-fifo-q100-mt{mt}"] = with_drops(
+            cell(0.04, ratio_down_up=0.78, down_goodput_pkts_s=180, up_goodput_pkts_s=230), 0)
+        own = 0.95 if mt == 7 else 0.79                   # M_t = 7: 0.17 off against a range of 0.04
+        cells[f"dl1-ul1-fifo-streams-q100-mt{mt}"] = with_drops(
+            cell(0.04, ratio_down_up=own, down_goodput_pkts_s=180, up_goodput_pkts_s=230), 3 if mt == 6 else 0)
+    root = tmp_path / "results"
+    for cid, c in cells.items():
+        (root / cid).mkdir(parents=True)
+        (root / cid / "cell.json").write_text(json.dumps(c))
+    run = Run.load("full", root, tmp_path / "out")
+    assert inv.pairs(run) == [("dl1-ul1", "fifo", "fifo-streams")]
+    text = "\n".join(inv.section(run))
+    assert "| dl1-ul1, FIFO | 7 | seed 7 (own) | 180 | 230 | 0.95 | 0 |" in text
+    assert "the ratio is 0.79 to 0.95 over M_t 6-8, apart from the common-stream cells in down/up at M_t = 7;" in text
+    assert "3 frame(s) of the own-stream trials used up their attempts" in text
+    assert [p.name for p in inv.fig_streams(run)] == ["investigation_streams.png", "investigation_streams.pdf"]
+    for cid in [c for c in cells if "streams" in c]:
+        (root / cid / "cell.json").unlink()
+    bare = Run.load("full", root, tmp_path / "out2")
+    assert inv.section(bare) == [] and inv.fig_streams(bare) == []

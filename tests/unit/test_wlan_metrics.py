@@ -132,7 +132,8 @@ def test_identical_cells_say_why_only_where_the_retry_limit_never_acted() -> Non
     is an M_t pair whose lower cell did drop frames at its limit."""
     from types import SimpleNamespace
 
-    from analysis.wlan.verdict import RETRY_DROPS, identical_cells
+    from analysis.wlan.claims import RETRY_DROPS
+    from analysis.wlan.verdict import identical_cells
 
     def cell(goodput: float, drops: int) -> dict[str, Any]:
         metrics = {k: {"values": [0, 0]} for k in RETRY_DROPS}
