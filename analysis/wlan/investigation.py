@@ -8,9 +8,10 @@
 - dl1-ul1 at M_t = 1 (dl1ul1_mt1_numbers): the paper's 250 down / 120 up packets/s against the
   model's more even split. The `fifo-bic` and `fifo-delack200` setups change what the paper's
   Linux 2.6 hosts did differently from the model's TCP: BIC, the default congestion control of
-  the paper's kernels, and the delayed-ACK timer at Linux's 200-ms maximum; `fifo-fer5` (run for
-  mt2_downlink_gains, investigation_mt2.py) what its channel may have done: frame errors besides
-  collisions.
+  the paper's kernels, and the delayed-ACK timer at Linux's 200-ms maximum; `fifo-macq8` its
+  cards' larger TX ring; `fifo-fer5` and `fifo-capture` (also run for mt2_downlink_gains,
+  investigation_mt2.py) what its channel may have done: frame errors besides collisions, and
+  capture where stations hear each other weaker than the AP.
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ DL1_VARIANTS = {"fifo": "",
                 "fifo-bic": "BIC, the default congestion control of Linux 2.6.8 to 2.6.18",
                 "fifo-delack200": "the delayed-ACK timer at Linux's 200-ms maximum instead of its 40-ms minimum",
                 "fifo-macq8": "the cards' TX ring at 8 frames instead of 2 (a Prism2 card's firmware holds several)",
-                "fifo-fer5": "5 % of full-size frames lost to channel errors besides collisions"}
+                "fifo-fer5": "5 % of full-size frames lost to channel errors besides collisions",
+                "fifo-capture": "capture: stations on a 5-m circle, so the AP's frame survives an overlap at a station"}
 
 
 def _claim(run: Run, claim_id: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ VARIANT_STYLE = {"fifo": {"color": "#7f7f7f", "marker": "s", "label": "FIFO"},
                  "fifo-delack200": {"color": "#8c564b", "marker": "v", "label": "FIFO, delayed-ACK timer 200 ms"},
                  "fifo-macq8": {"color": "#e377c2", "marker": "P", "label": "FIFO, TX ring of 8 frames"},
                  "fifo-fer5": {"color": "#d62728", "marker": "D", "label": "FIFO, 5 % channel frame errors"},
+                 "fifo-capture": {"color": "#17becf", "marker": "X", "label": "FIFO, capture (stations 5 m out)"},
                  "fifo-streams": {"color": "#ff7f0e", "marker": "o", "label": "FIFO, a stream per cell"},
                  "dataack-streams": {"color": "#ff7f0e", "marker": "o", "label": "DATA/ACK, a stream per cell"}}
 
