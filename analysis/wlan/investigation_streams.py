@@ -79,8 +79,10 @@ def section(run: Run) -> list[str]:
         spread = [m.value for m in own_ratios if m is not None]
         what = (f"apart from the common-stream cells in {', '.join(apart)}" if apart
                 else "within the trials' range of the common-stream cells in every number")
+        span = (f"{min(spread):.2f} at each M_t of 6-8" if f"{min(spread):.2f}" == f"{max(spread):.2f}"
+                else f"{min(spread):.2f} to {max(spread):.2f} over M_t 6-8") if spread else ""
         lines.append(f"{scen}, {VARIANT_STYLE[common]['label']}: with its own streams the ratio is "
-                     + (f"{min(spread):.2f} to {max(spread):.2f} over M_t 6-8, " if spread else "")
+                     + (f"{span}, " if span else "")
                      + f"{what}; {drops} frame(s) of the own-stream trials used up their attempts.")
     return [*out, "", "What the cells show: " + " ".join(lines), ""]
 
