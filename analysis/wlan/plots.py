@@ -209,6 +209,10 @@ def fig5_scheduler(run: Run) -> list[Path]:
     total = w_data + w_ack
     limit_ack = "Q" if str(sc.get("ack_queue_pkts", "")).startswith("${") else sc.get("ack_queue_pkts", "Q")
     split = "each queue holds" if sc["queue_split"] == "each" else "both share"
+    trial = dataack_trial(run)
+    # the MAC queue is a matrix parameter: the drawn trial's own, else the first cell's
+    macq = (read_json(trial / "spec.json")["scenario"]["mac_queue_pkts"] if trial is not None
+            else next(iter(run.cfg.cells_by_id.values())).scenario["mac_queue_pkts"])
     fig, ax = plt.subplots(figsize=(9.5, 3.6))
     ax.set_axis_off()
     ax.set_xlim(0, 10)
@@ -223,10 +227,9 @@ def fig5_scheduler(run: Run) -> list[Path]:
     _box(ax, 7.5, 2, 1.3, 1.0, f"WRR {w_data}:{w_ack}\n(packets,\nwork-conserving)", "#cfe2f3", fontsize=7.5)
     _arrow(ax, (6.3, 3.0), (6.85, 2.2))
     _arrow(ax, (6.3, 1.0), (6.85, 1.8))
-    _box(ax, 9.2, 2, 1.1, 1.0, f"MAC queue\n{sc['mac_queue_pkts']} pkts\n-> 802.11b", "#e8e8e8", fontsize=7.5)
+    _box(ax, 9.2, 2, 1.1, 1.0, f"MAC queue\n{macq} pkts\n-> 802.11b", "#e8e8e8", fontsize=7.5)
     _arrow(ax, (8.15, 2), (8.65, 2))
     ax.text(5.3, 3.75, f"limits: {split} Q packets (Q2: {limit_ack}); drop-tail", ha="center", fontsize=7)
-    trial = dataack_trial(run)
     if trial is not None:
         raw = read_json(trial / "wlan.json")
         counts = (f"{trial.parent.name}, trial {trial.name[6:]}, metric window: Q1 took {raw['ap_q1_enq_data']} DATA, "
