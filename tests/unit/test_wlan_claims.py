@@ -22,6 +22,26 @@ def cell(spread: float = 0.0, **metrics: float) -> dict[str, Any]:
     return {"n_valid": 5, "metrics": {k: agg(v) for k, v in metrics.items()}}
 
 
+def results(tmp_path: Path, cells: dict[str, dict[str, Any]]) -> tuple[Path, Any]:
+    """The cells written as a full-profile results folder, and the analysis' Run over it."""
+    from analysis.wlan.run import Run
+
+    root = tmp_path / "results"
+    for cid, c in cells.items():
+        (root / cid).mkdir(parents=True)
+        (root / cid / "cell.json").write_text(json.dumps(c))
+    return root, Run.load("full", root, tmp_path / "out")
+
+
+def without(root: Path, word: str) -> Any:
+    """The Run over `root` once every cell whose id holds `word` is gone (drawn into a new folder)."""
+    from analysis.wlan.run import Run
+
+    for cell_json in root.glob(f"*{word}*/cell.json"):
+        cell_json.unlink()
+    return Run.load("full", root, root.parent / f"out-without-{word}")
+
+
 def run(claim_id: str, cells: dict[str, dict[str, Any]]) -> Any:
     return judge_claims(Cells.from_cells(cells, PARAMS), {**CFG.data["reference"], "claims": [CLAIMS[claim_id]]},
                     "full")[0]
@@ -102,17 +122,12 @@ def test_mt2_investigation_judges_each_setting_by_the_claims_comparisons(tmp_pat
     model as configured (falling) does not; the section and figure need a setting besides the
     model as configured."""
     from analysis.wlan import investigation_mt2 as inv
-    from analysis.wlan.run import Run
 
     ratios = {"fifo": {25: (1.1, 0.3), 100: (1.3, 1.1)}, "fifo-fer5": {25: (0.8, 1.0), 100: (0.9, 1.6)}}
     cells = {f"{scen}-{v}-q{q}-mt{mt}": cell(0.05, ratio_down_up=r[mt - 1], down_goodput_pkts_s=200 * r[mt - 1],
                                               up_goodput_pkts_s=200.0)
              for scen in ("dl2-ul2", "dl4-ul4") for v, by_q in ratios.items() for q, r in by_q.items() for mt in (1, 2)}
-    root = tmp_path / "results"
-    for cid, c in cells.items():
-        (root / cid).mkdir(parents=True)
-        (root / cid / "cell.json").write_text(json.dumps(c))
-    run = Run.load("full", root, tmp_path / "out")
+    root, run = results(tmp_path, cells)
     found = {s.variant: s for s in inv.settings(run)}
     assert list(found) == ["fifo", "fifo-fer5"]
     assert [c.outcome for c in found["fifo"].steps] == ["failed", "failed", "failed", "failed"]
@@ -121,9 +136,7 @@ def test_mt2_investigation_judges_each_setting_by_the_claims_comparisons(tmp_pat
     assert "The claim's pattern holds under FIFO, 5 % channel frame errors." in text
     assert "| FIFO, 5 % channel frame errors | dl4-ul4 | 100 | 0.90 | 1.60 | 180 -> 320 | 200 -> 200 | held |" in text
     assert [p.name for p in inv.fig_mt2(run)] == ["investigation_mt2.png", "investigation_mt2.pdf"]
-    for cid in [c for c in cells if "fer5" in c]:
-        (root / cid / "cell.json").unlink()
-    bare = Run.load("full", root, tmp_path / "out2")
+    bare = without(root, "fer5")
     assert inv.section(bare) == [] and inv.fig_mt2(bare) == []
 
 
@@ -133,7 +146,6 @@ def test_streams_investigation_tells_independent_draws_from_the_common_ones(tmp_
     the own-stream trials are counted; without the `*-streams` cells there is no section."""
     from analysis.wlan import investigation_streams as inv
     from analysis.wlan.claims import RETRY_DROPS
-    from analysis.wlan.run import Run
 
     def with_drops(c: dict[str, Any], drops: int) -> dict[str, Any]:
         c["metrics"] |= {k: {"values": [drops if k == RETRY_DROPS[0] else 0, 0, 0, 0, 0]} for k in RETRY_DROPS}
@@ -146,18 +158,12 @@ def test_streams_investigation_tells_independent_draws_from_the_common_ones(tmp_
         own = 0.95 if mt == 7 else 0.79                   # M_t = 7: 0.17 off against a range of 0.04
         cells[f"dl1-ul1-fifo-streams-q100-mt{mt}"] = with_drops(
             cell(0.04, ratio_down_up=own, down_goodput_pkts_s=180, up_goodput_pkts_s=230), 3 if mt == 6 else 0)
-    root = tmp_path / "results"
-    for cid, c in cells.items():
-        (root / cid).mkdir(parents=True)
-        (root / cid / "cell.json").write_text(json.dumps(c))
-    run = Run.load("full", root, tmp_path / "out")
+    root, run = results(tmp_path, cells)
     assert inv.pairs(run) == [("dl1-ul1", "fifo", "fifo-streams")]
     text = "\n".join(inv.section(run))
     assert "| dl1-ul1, FIFO | 7 | seed 7 (own) | 180 | 230 | 0.95 | 0 |" in text
     assert "the ratio is 0.79 to 0.95 over M_t 6-8, apart from the common-stream cells in down/up at M_t = 7;" in text
     assert "3 frame(s) of the own-stream trials used up their attempts" in text
     assert [p.name for p in inv.fig_streams(run)] == ["investigation_streams.png", "investigation_streams.pdf"]
-    for cid in [c for c in cells if "streams" in c]:
-        (root / cid / "cell.json").unlink()
-    bare = Run.load("full", root, tmp_path / "out2")
+    bare = without(root, "streams")
     assert inv.section(bare) == [] and inv.fig_streams(bare) == []
