@@ -32,8 +32,8 @@ def test_matrix_profiles_and_trial_spec() -> None:
     cfg = load_paper("wlan")
     assert cfg.simulated
     # 30 setups x M_t 1-8; the investigations (extra_matrices): ACK queues 3, dl1-ul1's Linux and card
-    # settings 3, channel errors 10, a stream per cell 6, capture 8
-    assert len(cfg.cells_by_id) == 30 * 8 + 3 + 3 + 10 + 6 + 8
+    # settings 3, channel errors 10, a stream per cell 6, capture 12
+    assert len(cfg.cells_by_id) == 30 * 8 + 3 + 3 + 10 + 6 + 12
     assert len(cfg.cells("quick")) == 56 and len(cfg.cells("smoke")) == 1
     spec = cfg.trial_spec("dl4-ul1-adaptive-q100-mt8", 3, "full")
     assert (spec["duration_s"], spec["warmup_s"], spec["trial"]) == (500, 50, 3)
