@@ -40,11 +40,6 @@ def _apart(a: Measure | None, b: Measure | None) -> bool | None:
     return abs(a.value - b.value) > max(a.noise or 0.0, b.noise or 0.0)
 
 
-def _cell(run: Run, scen: str, variant: str, mt: int) -> dict | None:
-    return next((run.cells[c] for c, p in run.params.items() if c in run.cells and p["scen"] == scen
-                 and p["variant"] == variant and int(p["q"]) == Q and int(p["mt"]) == mt), None)
-
-
 def section(run: Run) -> list[str]:
     found = pairs(run)
     if not found:
@@ -66,7 +61,7 @@ def section(run: Run) -> list[str]:
         for mt in MTS:
             for v, label in ((common, "seed 1 (common)"), (own, f"seed {mt} (own)")):
                 ms = {k: cells.m(scen, v, Q, mt, k) for k, _, _ in METRICS}
-                cell = _cell(run, scen, v, mt)
+                cell = cells.by_key.get((scen, v, Q, mt))
                 d = retry_drops(cell) if cell else None
                 if v == own and d:
                     drops += d
