@@ -102,6 +102,20 @@ def entry(name: str, module_params: dict[str, Any] | None = None) -> dict[str, A
     return {**reg[name], "module_params": {**reg[name]["module_params"], **module_params}}
 
 
+def boot_params(module_params: dict[str, dict[str, Any]]) -> list[str]:
+    """A trial's module parameters (spec["module_params"]: {cc: {param: value}}) as kernel command
+    line arguments, `module.param=value`: a kernel that has the algorithm built in then has the
+    values before the algorithm registers (CUBIC derives its TCP-friendly slope from beta there)."""
+    out = []
+    for cc, params in sorted(module_params.items()):
+        module = entry(cc, params).get("module")
+        if not module:
+            raise CcUnavailable(f"{cc}: module parameters {', '.join(params)} but no module in "
+                                f"config/congestion_controls.yaml")
+        out += [f"{module}.{k}={int(v)}" for k, v in sorted(params.items())]
+    return out
+
+
 def target_ms(name: str) -> float | None:
     """A delay-based algorithm's queueing-delay target (target_ms of its BPF parameters: the LEDBAT
     variants); None for a loss-based one."""

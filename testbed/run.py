@@ -139,13 +139,17 @@ def _measure_in_vm(partial: Path) -> None:
 def _measure_in_uml(spec: dict[str, Any], partial: Path) -> None:
     """The measurement as the job of its own UML guest (testbed/uml.py), in virtual time; what the
     guest did with its time goes into provenance beside the measurement's own records."""
+    from cc.registry import boot_params
     from testbed import uml
     # The measurement reads everything from spec.json; its environment is fixed, so that nothing of
     # the host's (a TCPREPRO_RUN_DIR, say) changes what the guest does (testbed/uml.py).
     env = {"TCPREPRO_IN_UML": "1", "SETUPTOOLS_USE_DISTUTILS": FAST_DISTUTILS, "PYTHONHASHSEED": "0",
            "PYTHONDONTWRITEBYTECODE": "1"}
+    # The cell's built-in algorithm parameters at boot too: some are read only when the algorithm
+    # registers (the trial's sysfs check then finds them set).
     run = uml.run([sys.executable, "-m", "testbed.trial", "--spec", str(uml.GUEST_SHARE / "spec.json"),
-                   "--out", str(uml.GUEST_SHARE)], share=partial, cwd=CHECKOUT, env=env, seed=spec["variation"]["seed"])
+                   "--out", str(uml.GUEST_SHARE)], share=partial, cwd=CHECKOUT, env=env, seed=spec["variation"]["seed"],
+                  boot_params=boot_params(spec.get("module_params") or {}))
     if run.rc in INTERRUPTED_CODES:
         from testbed.trial import TrialInterrupted
         raise TrialInterrupted(f"UML job ended with {run.rc}")

@@ -82,11 +82,12 @@ class Limits:
                    deadline_s=float(env.get("TCPREPRO_UML_DEADLINE_S", d.deadline_s)))
 
 
-def command_line(seed: int, memory: str) -> list[str]:
-    """The kernel's arguments: the same for every job but the seed."""
+def command_line(seed: int, memory: str, boot_params: Sequence[str] = ()) -> list[str]:
+    """The kernel's arguments: the same for every job but the seed and the job's own built-in
+    parameters (`module.param=value`, set before the kernel's initcalls read them)."""
     return [f"mem={memory}", "rootfstype=hostfs", "rootflags=/", "ro", f"init=/proc/self/cwd/{CONTROL}/init",
             "time-travel=inf-cpu", f"time-travel-start={TIME_TRAVEL_START_NS}", "con=null", "con0=null,fd:1",
-            "loglevel=4", f"tcprepro.seed={seed}"]
+            "loglevel=4", f"tcprepro.seed={seed}", *boot_params]
 
 
 def job_script(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> str:
@@ -98,10 +99,12 @@ def job_script(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> str:
 
 
 def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], seed: int,
-        limits: Limits | None = None, kernel: UmlKernel | None = None) -> GuestRun:
+        limits: Limits | None = None, kernel: UmlKernel | None = None,
+        boot_params: Sequence[str] = ()) -> GuestRun:
     """Boot a guest that runs `argv` (in `cwd`, with `env`) with `share` writable as GUEST_SHARE,
     wait for it to power off, and return the job's exit status. SIGINT/SIGTERM in the caller (as an
-    exception) and every failure kill the guest's whole process group."""
+    exception) and every failure kill the guest's whole process group. `boot_params` go on the
+    kernel's command line (command_line)."""
     limits = limits or Limits.from_env()
     kernel = kernel or ensure()
     share = share.resolve()
@@ -110,7 +113,7 @@ def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], 
     control.mkdir(parents=True)
     shutil.copy2(GUEST_INIT, control / "init")
     (control / "job.sh").write_text(job_script(argv, cwd, env))
-    args = command_line(seed, limits.memory)
+    args = command_line(seed, limits.memory, boot_params)
     private = Path(tempfile.mkdtemp(prefix="tcprepro-uml-"))
     # UML keeps its memory in a file under TMPDIR (which must allow exec: /dev/shm in a container
     # does not) and its control socket under $HOME/.uml: both private to this guest.

@@ -19,6 +19,7 @@ def test_the_command_line_differs_only_by_the_seed() -> None:
     assert "time-travel=inf-cpu" in a and "ro" in a
     assert not any("/" in x and "=" in x and not x.startswith(("init=", "rootflags=")) for x in a)
     assert "init=/proc/self/cwd/.uml/init" in a      # no host path: the kernel mixes its command line
+    assert uml.command_line(1, "1G", ["tcp_cubic.beta=819"]) == [*a, "tcp_cubic.beta=819"]
 
 
 def test_the_job_gets_exactly_its_environment_and_quoted_arguments() -> None:
