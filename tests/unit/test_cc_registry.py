@@ -122,6 +122,24 @@ def test_a_run_may_override_a_kernel_implementations_parameters() -> None:
         parse_module_params("htcp.use_adaptive_backoff=on")
 
 
+def test_a_cells_module_parameters_go_on_a_guests_command_line() -> None:
+    """The UML lane boots each guest with its cell's parameters of built-in algorithms (CUBIC reads
+    beta when it registers, before any sysfs write); a cell with the registry's values has none."""
+    import pytest
+
+    from cc.registry import CcUnavailable, boot_params
+    from tcprepro.config import load_paper
+
+    cfg = load_paper("collateral")
+    spec = cfg.trial_spec("cubic-beta08-rtt50-f1", 1, "full")
+    assert boot_params(spec["module_params"]) == ["tcp_cubic.beta=819"]
+    assert "module_params" not in cfg.trial_spec("cubic-rtt50-f1", 1, "full")
+    assert boot_params({"htcp": {"use_adaptive_backoff": 1}, "cubic": {"fast_convergence": 0}}) == [
+        "tcp_cubic.fast_convergence=0", "tcp_htcp.use_adaptive_backoff=1"]
+    with pytest.raises(CcUnavailable, match="no module parameter use_rtt_scaling"):
+        boot_params({"cubic": {"use_rtt_scaling": 1}})
+
+
 def test_the_vms_bpf_objects_are_chosen_as_provide_would_choose_them() -> None:
     """bpf_object_for (what the host builds for a VM trial, testbed/run.py): none where the pinned
     kernel has the algorithm built in or as a usable module, the registry's object otherwise, and an

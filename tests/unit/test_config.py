@@ -19,7 +19,11 @@ def write_variant(tmp_path: Path, mutate) -> Path:
 
 def test_collateral_matrix_expands_to_every_combination():
     cfg = load_paper("collateral")
-    assert len(cfg.cells_by_id) == 4 * 2 * 3          # the paper's three algorithms and H-TCP beyond it
+    # the paper's three algorithms and H-TCP's adaptive backoff beyond it; CUBIC's step investigation
+    # (three settings at 50 ms)
+    assert len(cfg.cells_by_id) == 4 * 2 * 3 + 3 * 3
+    assert cfg.cells_by_id["cubic-dnqueue-rtt50-f2"].scenario["bottleneck"]["reverse"]["limit_bytes"] == 62060
+    assert cfg.cells_by_id["cubic-rtt50-f2"].scenario["bottleneck"]["forward"]["limit_bytes"] == 60000
     cell = cfg.cells_by_id["htcp-rtt100-f5"]
     assert cell.scenario["bottleneck"]["forward"]["delay_ms"] == 50      # ${owd_ms} took the int
     assert cell.scenario["flows"][0]["count"] == 5
@@ -111,7 +115,7 @@ def test_a_parameter_left_at_its_null_default_leaves_its_fields_unset(tmp_path):
     before = load_paper("collateral")
 
     def mutate(data):
-        data["matrix_defaults"] = {"length": None, "rcvbuf": None}
+        data["matrix_defaults"].update(length=None, rcvbuf=None)
         data["matrix"]["algorithm"][0]["length"] = 40                 # newreno's cells only
         data["matrix"]["algorithm"][1]["rcvbuf"] = 65536              # htcp's cells only
         data["scenario"]["duration_s"] = "${length}"
