@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.collateral import claims as collateral
-from analysis.collateral import investigation
+from analysis.collateral import investigation, investigation_cubic
 from analysis.collateral.run import Run
 from analysis.collateral.tables import tables
 from analysis.compare import to_markdown
@@ -80,6 +80,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out += claims_md.section(claims)
     beyond = next((v.verdict for v in claims if v.claim == "htcp_adaptive_backoff"), None)
     out += investigation.section(run, beyond)
+    out += investigation_cubic.section(run)
     out += ["## Tables beside the paper", ""]
     for t in tables(run).values():
         out += [to_markdown(t), ""]

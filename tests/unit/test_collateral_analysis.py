@@ -306,8 +306,8 @@ def test_verdict_report_from_hand_made_results(tmp_path: Path) -> None:
     written = tables.write(run) + verdict.write(run)
     assert {p.name for p in written} >= {"table1.md", "table2.csv", "verdict.md", "verdicts.json"}
     text = (tmp_path / "out" / "verdict.md").read_text()
-    # 18 of the paper, 15 beyond
-    assert "Cells measured: 2 of 33" in text and "cubic-rtt50-f1 (3/5)" in text
+    # 18 of the paper, 24 beyond
+    assert "Cells measured: 2 of 42" in text and "cubic-rtt50-f1 (3/5)" in text
     assert "| cubic | 50 | 25 | 1 | 3/5 | 450.0 | 456.2 | -6.2 |" in text
 
 
@@ -323,3 +323,32 @@ def test_a_band_density_is_the_cdfs_rise_over_the_band_per_ms() -> None:
     assert owd_bands.density(owd, (500.0, None)) is None and owd_bands.density(np.array([]), (0.0, 1.0)) is None
     assert owd_bands.metric_name((480.0, None)) == "owd_density_480_end_per_ms"
     assert owd_bands.claim_bands([CLAIMS["cubic_owd_cdf_shape"]]) == [(400.0, 440.0), (440.0, 480.0), (480.0, None)]
+
+
+def test_the_cubic_step_investigation_judges_the_claim_on_each_settings_cells(tmp_path: Path) -> None:
+    """Each setting beyond the paper stands in for the paper's CUBIC: the claim's verdict on its cells,
+    its step and slopes, and its delays beside Table 2; a setting not run has no row, and without
+    any the section is absent."""
+    from analysis.collateral import investigation_cubic
+    from analysis.collateral.run import Run
+
+    def one_flow(p5: float, bands: dict[str, list[float]]) -> dict[str, Any]:
+        c = cell(spread=1.0, owd_p5_ms=p5, owd_median_ms=p5 + 50, owd_mean_ms=p5 + 45, owd_std_ms=30)
+        for name, values in bands.items():
+            c["metrics"][name] = {**agg(float(np.mean(values))), "values": values}
+        return c
+
+    cfg = load_paper("collateral")
+    paper_setting = one_flow(358.0, COMMITTED)
+    assert investigation_cubic.section(Run("full", tmp_path, tmp_path, cfg, {"cubic-rtt50-f1": paper_setting})) == []
+    steeper_later = {STEEP: COMMITTED[SLOWS], SLOWS: COMMITTED[STEEP], AGAIN: COMMITTED[AGAIN]}
+    run = Run("full", tmp_path, tmp_path, cfg, {"cubic-rtt50-f1": paper_setting,
+                                                "cubic-beta08-rtt50-f1": one_flow(399.0, steeper_later)})
+    assert investigation_cubic.claim_under(run, "cubic").verdict == "not reproduced"
+    beta = investigation_cubic.claim_under(run, "cubic-beta08")
+    assert beta.counts["held"] == 1 and beta.counts["failed"] == 2             # the step; neither slope
+    assert investigation_cubic.claim_under(run, "cubic-nofc") is None
+    text = "\n".join(investigation_cubic.section(run))
+    assert "| beta 0.8: 0.8 of the window kept at a loss | not reproduced | 399.0 | 0.622 | 1.025 |" in text
+    assert "fast convergence off" not in text
+    assert "| the paper (Table 2, Figure 3a) | - | about 400 | - | - | - | 456.2 / 452.2 / 35.5 |" in text
