@@ -21,7 +21,7 @@ def test_collateral_matrix_expands_to_every_combination():
     cfg = load_paper("collateral")
     # the paper's three algorithms and H-TCP's adaptive backoff beyond it; CUBIC's step investigation
     # (three settings at 50 ms)
-    assert len(cfg.cells_by_id) == 4 * 2 * 3 + 3 * 3
+    assert len(cfg.cells_by_id) == 4 * 2 * 3 + 6 * 3
     assert cfg.cells_by_id["cubic-dnqueue-rtt50-f2"].scenario["bottleneck"]["reverse"]["limit_bytes"] == 62060
     assert cfg.cells_by_id["cubic-rtt50-f2"].scenario["bottleneck"]["forward"]["limit_bytes"] == 60000
     cell = cfg.cells_by_id["htcp-rtt100-f5"]

@@ -65,5 +65,5 @@ def test_a_config_file_s_yaml_error_is_named_by_line(tmp_path) -> None:
         check_config_file(bad)
     with pytest.raises(ConfigError, match=rf"^{out_of_range}: field 'vm_lanes': 0 is less than the minimum of 1"):
         check_config_file(out_of_range)
-    assert check_config_file(CONFIG_DIR / "collateral.yaml").endswith("paper collateral, 33 cells")
+    assert check_config_file(CONFIG_DIR / "collateral.yaml").endswith("paper collateral, 42 cells")
     assert main(["check-config", str(bad), str(CONFIG_DIR / "collateral.yaml")]) == 2
