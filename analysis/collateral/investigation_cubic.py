@@ -62,11 +62,6 @@ def _metric(run: Run, cell_id: str, metric: str) -> dict[str, float] | None:
     return run.cells.get(cell_id, {}).get("metrics", {}).get(metric)
 
 
-def _pooled_owd(run: Run, cell_id: str) -> np.ndarray:
-    parts = [owd_bands.owd_samples(t) for t in run.valid_trials(cell_id)]
-    return np.sort(np.concatenate(parts)) if parts else np.array([])
-
-
 def fig_cubic_step(run: Run) -> list[Path]:
     """CUBIC's OWD CDF with one flow under each setting, the paper's step and bands shaded (left),
     and each setting's median OWD per flow count beside Table 2's CUBIC (right)."""
@@ -85,7 +80,7 @@ def fig_cubic_step(run: Run) -> list[Path]:
         left.text(low + 2, 0.02, name, fontsize=7, color="0.4")
     drawn = False
     for variant, text in settings:
-        owd = _pooled_owd(run, f"{variant}-rtt{RTT}-f1")
+        owd = owd_bands.pooled_owd(run.valid_trials(f"{variant}-rtt{RTT}-f1"))
         if owd.size:
             left.plot(owd, np.arange(1, owd.size + 1) / owd.size, LINES[variant], color=COLOURS[variant],
                       lw=1.4, label=text)

@@ -9,6 +9,7 @@ comparison of two bands is paired by trial and judged against the trials' own sp
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -42,8 +43,10 @@ def density(owd_ms: np.ndarray, band: Band) -> float | None:
     return float(share) / (top - low)
 
 
+@functools.cache
 def owd_samples(trial: Path) -> np.ndarray:
-    """The UDP packets' one-way delays (ms) inside the trial's measurement window."""
+    """The UDP packets' one-way delays (ms) inside the trial's measurement window. Read once per
+    process: the band metrics, Figure 3 and the CUBIC investigation all read it (callers copy)."""
     spec = json.loads((trial / "spec.json").read_text())
     prov = json.loads((trial / "provenance.json").read_text())
     window = measurement_window(spec, prov)
@@ -52,6 +55,13 @@ def owd_samples(trial: Path) -> np.ndarray:
         log = read_voip(trial / f"voip-{f['id']}.csv", trial / f"voip-{f['id']}.json")
         out.append(voip_in_window(log, window)[0]["owd_ms"].to_numpy())
     return np.concatenate(out) if out else np.array([])
+
+
+def pooled_owd(trials: Iterable[Path]) -> np.ndarray:
+    """Every packet's OWD of the trials, sorted: the pooled CDF's x values (Figure 3 and the
+    investigations draw each cell's valid trials this way)."""
+    parts = [owd_samples(t) for t in trials]
+    return np.sort(np.concatenate(parts)) if parts else np.array([])
 
 
 def claim_bands(claims: Iterable[dict[str, Any]]) -> list[Band]:

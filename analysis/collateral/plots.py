@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.collateral.owd_bands import owd_samples
+from analysis.collateral.owd_bands import pooled_owd
 from analysis.collateral.run import CCS, FLOWS, RTTS, Run, style
 from analysis.collateral.tables import tables
 from analysis.epochs import congestion_events
@@ -319,7 +319,7 @@ def fig3_owd_cdf(run: Run) -> list[Path]:
                 trials = run.valid_trials(run.cell_id(cc, rtt, n))
                 if not trials:
                     continue
-                owd = np.sort(np.concatenate([owd_samples(t) for t in trials]))
+                owd = pooled_owd(trials)
                 if owd.size:
                     st = style(cc)
                     ax.plot(owd, np.arange(1, owd.size + 1) / owd.size, color=st["color"],
