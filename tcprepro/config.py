@@ -97,7 +97,8 @@ class PaperConfig:
         return float(self.cells_by_id[cell_id].scenario.get("duration_s", self.profile(profile)["duration_s"]))
 
     def trial_spec(self, cell_id: str, trial: int, profile: str) -> dict[str, Any]:
-        """The fully expanded description of one trial: what the runner executes, saved as spec.json."""
+        """The fully expanded description of one trial: what the runner executes, saved as spec.json.
+        A copy: a caller may change it without changing the cell (or the next trial's spec)."""
         cell = self.cells_by_id.get(cell_id)
         if cell is None:
             raise ConfigError(f"{self.path}: no cell {cell_id!r}; cells are: {', '.join(self.cells_by_id)}")
@@ -108,8 +109,8 @@ class PaperConfig:
             "trial": trial,
             "profile": profile,
             "duration_s": cell.scenario.get("duration_s", prof["duration_s"]),
-            "params": cell.params,
-            "scenario": cell.scenario,
+            "params": copy.deepcopy(cell.params),
+            "scenario": copy.deepcopy(cell.scenario),
             "config_sha256": self.sha256,
         }
         if self.simulated:
@@ -118,7 +119,7 @@ class PaperConfig:
         out = {**spec, "flows": expand_flows(cell.scenario["flows"]),
                "bulk_generator": str(load_workflow().get("bulk_generator", "iperf2"))}
         if cell.scenario.get("module_params"):
-            out["module_params"] = cell.scenario["module_params"]   # what the runner sets (testbed/trial.py)
+            out["module_params"] = spec["scenario"]["module_params"]   # what the runner sets (testbed/trial.py)
         return out
 
 

@@ -183,3 +183,12 @@ def test_a_value_the_emulation_cannot_take_is_refused_at_load(tmp_path, mutate, 
         load_paper(path)
     assert str(err.value).startswith(str(path)) and field in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_a_trial_spec_is_the_callers_own_copy() -> None:
+    cfg = load_paper("collateral")
+    spec = cfg.trial_spec("cubic-rtt50-f1", 1, "full")
+    spec["scenario"]["bottleneck"]["forward"]["limit_bytes"] = 1
+    spec["params"]["cc"] = "changed"
+    again = cfg.trial_spec("cubic-rtt50-f1", 2, "full")
+    assert again["scenario"]["bottleneck"]["forward"]["limit_bytes"] == 60000 and again["params"]["cc"] != "changed"
