@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 # Fields of a spec that are not about what the config asked for: its index, the config file's hash,
@@ -35,12 +35,28 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
-def what_ran(spec: dict[str, Any]) -> dict[str, Any]:
+def with_implicit(spec: dict[str, Any], implicit: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec with each field of `implicit` (dotted path: value; a paper config's
+    implicit_before_named) that it lacks set to the value its trial ran without naming it."""
+    out = json.loads(json.dumps(spec))
+    for path, value in implicit.items():
+        *parents, leaf = path.split(".")
+        node = out
+        for key in parents:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.setdefault(leaf, value)
+    return out
+
+
+def what_ran(spec: dict[str, Any], implicit: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The spec as the config gave it: a flow whose start a lane offset keeps its configured start;
     the bulk generator only where a timed bulk flow ran it (fixed-size transfers run iperf2
     whatever it says), and iperf3 for a measured trial from before specs named it. A trial whose
     flows are all fixed-size transfers ends when they do: its duration_s is a guard against a hung
-    trial, and a valid one finished inside it, so the bound is not what it ran."""
+    trial, and a valid one finished inside it, so the bound is not what it ran. A field added to
+    the config later counts with the value `implicit` gives it where the spec lacks it."""
+    spec = with_implicit(spec, implicit) if implicit else spec
     out = {k: v for k, v in spec.items() if k not in NOT_RUN}
     bulk = [f for f in out.get("flows") or [] if f.get("kind") == "bulk"]
     timed = any(not f.get("bytes") for f in bulk)
@@ -59,14 +75,15 @@ def what_ran(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def digest(spec: dict[str, Any]) -> str:
+def digest(spec: dict[str, Any], implicit: Mapping[str, Any] | None = None) -> str:
     """A short hash of what a trial runs (equal for every trial of an unchanged cell)."""
-    return hashlib.sha256(json.dumps(what_ran(spec), sort_keys=True).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(what_ran(spec, implicit), sort_keys=True).encode()).hexdigest()[:16]
 
 
-def differences(recorded: dict[str, Any], current: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def differences(recorded: dict[str, Any], current: dict[str, Any],
+                implicit: Mapping[str, Any] | None = None) -> list[tuple[str, Any, Any]]:
     """(path, recorded value, current value) for every field that differs; absent is None."""
-    a, b = flatten(what_ran(recorded)), flatten(what_ran(current))
+    a, b = flatten(what_ran(recorded, implicit)), flatten(what_ran(current, implicit))
     return [(k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
 
 

@@ -38,8 +38,9 @@ def config_check(run: PaperRun) -> dict[str, Any]:
     so that a later check against a changed config needs no trial)."""
     stale: dict[str, str] = {}
     ran: dict[str, list[str]] = {}
-    other = equivalent = 0
+    other = equivalent = unnamed = 0
     model_sources = _model_sources(run)
+    implicit = run.cfg.data.get("implicit_before_named") or {}
     for cell_id in sorted(run.cells):
         digests = set()
         for trial in run.valid_trials(cell_id):
@@ -47,13 +48,15 @@ def config_check(run: PaperRun) -> dict[str, Any]:
             if not path.exists():
                 continue
             recorded = json.loads(path.read_text())
-            digests.add(staleness.digest(recorded))
+            digests.add(staleness.digest(recorded, implicit))
+            if implicit and staleness.with_implicit(recorded, implicit) != recorded:
+                unnamed += 1
             other += recorded.get("config_sha256") != run.cfg.sha256
             try:
                 current = run.cfg.trial_spec(cell_id, int(recorded.get("trial", 1)), run.profile)
             except ConfigError:
                 continue                # a profile the config does not have (a test's)
-            diffs = staleness.differences(recorded, current)
+            diffs = staleness.differences(recorded, current, implicit)
             ran_sources = _ran_sources(trial) if model_sources else None
             if model_sources and ran_sources and ran_sources != model_sources:
                 if _equivalent(run, ran_sources, model_sources):
@@ -68,6 +71,8 @@ def config_check(run: PaperRun) -> dict[str, Any]:
            "stale_trials": stale, "cell_specs": ran}
     if equivalent:
         out["trials_of_equivalent_model_sources"] = equivalent
+    if unnamed:
+        out["trials_read_with_implicit_fields"] = unnamed
     return out
 
 
@@ -99,12 +104,15 @@ def stale_lines(check: dict[str, Any]) -> list[str]:
     if not stale:
         other = check.get("trials_from_other_config_versions", 0)
         equivalent = check.get("trials_of_equivalent_model_sources", 0)
+        unnamed = check.get("trials_read_with_implicit_fields", 0)
         return ["Every valid trial ran what the paper's config now describes for its cell"
                 + (f" ({other} came from an earlier version of the config file whose differences do not "
                    "touch what they ran)." if other else ".")
                 + (f" {equivalent} ran earlier model sources that reruns of archived trials showed to give the "
                    "current sources' output field for field (sim/equivalence.py, equivalent_sources.yaml "
-                   "beside the model)." if equivalent else ""), ""]
+                   "beside the model)." if equivalent else "")
+                + (f" {unnamed} recorded a spec from before a field was named, read with the value they ran without "
+                   "naming it (the config's implicit_before_named)." if unnamed else ""), ""]
     out = [f"**Stale: {len(stale)} valid trial(s) ran something other than the paper's config now describes**; "
            "every number built from them is from the recorded spec, not the current one:", ""]
     out += [f"- {trial}: {what}" for trial, what in sorted(stale.items())[:20]]

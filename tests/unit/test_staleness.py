@@ -178,3 +178,39 @@ def test_the_rerun_sample_shows_every_value_of_every_scenario_field() -> None:
     assert shown == values
     assert len({t.cell for t in chosen}) == len(chosen) < len(cfg.cells_by_id) / 5
     assert len({t.path.name for t in chosen}) > 1
+
+
+def test_a_field_named_later_with_the_value_trials_ran_unnamed_is_no_change() -> None:
+    """config/wlan.yaml's implicit_before_named: a spec recorded before the stations' circle was a
+    field ran the model's built-in 0.45 m; a cell that names another radius is still a change, and
+    a spec that names the field keeps its own value."""
+    cfg = load_paper("wlan")
+    implicit = cfg.data["implicit_before_named"]
+    spec = cfg.trial_spec("dl1-ul1-fifo-q100-mt1", 1, "full")
+    old = json.loads(json.dumps(spec))
+    del old["scenario"]["station_radius_m"]
+    assert staleness.differences(old, spec) == [("scenario.station_radius_m", None, 0.45)]
+    assert staleness.differences(old, spec, implicit) == []
+    assert staleness.digest(old, implicit) == staleness.digest(spec)
+    capture = cfg.trial_spec("dl1-ul1-fifo-capture-q100-mt1", 1, "full")
+    assert ("scenario.station_radius_m", 0.45, 5) in staleness.differences(old, capture, implicit)
+    assert staleness.with_implicit(capture, implicit)["scenario"]["station_radius_m"] == 5
+    assert "station_radius_m" not in old["scenario"]                        # the recorded spec is left as it was
+
+
+def test_verdict_md_counts_the_trials_read_with_a_field_they_did_not_name(tmp_path: Path) -> None:
+    from analysis.wlan.run import Run as WlanRun
+
+    cfg = load_paper("wlan")
+    root = tmp_path / "results"
+    for k in (1, 2):
+        spec = json.loads(json.dumps(cfg.trial_spec("dl1-ul1-fifo-q100-mt1", k, "full")))
+        if k == 1:
+            del spec["scenario"]["station_radius_m"]
+        _trial(root, "dl1-ul1-fifo-q100-mt1", k, spec)
+    (root / "dl1-ul1-fifo-q100-mt1" / "cell.json").write_text(json.dumps({"n_valid": 2, "trials": [1, 2],
+                                                                          "metrics": {}}))
+    check = config_check(WlanRun.load("full", root, tmp_path / "out"))
+    assert check["stale_trials"] == {} and check["trials_read_with_implicit_fields"] == 1
+    assert len(check["cell_specs"]["dl1-ul1-fifo-q100-mt1"]) == 1                 # one experiment ran
+    assert "1 recorded a spec from before a field was named" in "\n".join(stale_lines(check))
