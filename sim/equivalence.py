@@ -138,18 +138,26 @@ def rerun(t: Trial, binary: Path, model_name: str, scratch: Path) -> Outcome:
     return Outcome(t, differing, sorted(set(new) - set(old)))
 
 
+def newest(model_name: str, ran: set[str]) -> set[str]:
+    """The sources among `ran` that no recorded check joins to another of them: trials of older
+    sources recorded as equivalent to newer ones in `ran` stand for trials of those."""
+    return {s for s in ran if not any(o != s and same_sources(model_name, s, o) for o in ran)}
+
+
 def check(results: Path, model_name: str, log: bool = True) -> tuple[str, str, list[Outcome]]:
     """(sources the archived trials ran, the checkout's sources, the reruns' outcomes). Reruns only
     trials of sources that are not already the checkout's or recorded as equivalent to them; the
-    archived trials must all have run one set of sources."""
+    archived trials must have run one set of sources, or older ones recorded as equivalent to it
+    (their recorded output is then that set's, and the cover draws on them all)."""
     current = build.sources_sha256(model_name)
     pending = [t for t in archived_trials(results, model_name) if not same_sources(model_name, t.sources, current)]
-    ran = {t.sources for t in pending}
     if not pending:
         return current, current, []
+    ran = newest(model_name, {t.sources for t in pending})
     if len(ran) > 1:
         raise ValueError(f"the trials under {results} ran {len(ran)} different model sources "
-                         f"({', '.join(sorted(s[:16] for s in ran))}); check one results directory per build")
+                         f"({', '.join(sorted(s[:16] for s in ran))}) that no recorded check joins; check one "
+                         "results directory per build")
     binary = build.ensure(model_name, log=log).path
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="equivalence-") as tmp:

@@ -162,6 +162,10 @@ def test_trials_of_sources_a_rerun_showed_equivalent_are_current(tmp_path: Path,
     check = config_check(WlanRun.load("full", root, tmp_path / "out"))
     assert list(check["stale_trials"]) == [f"{cell}/trial-2"]
     assert check["trials_of_equivalent_model_sources"] == 1
+    # a new check reruns trials of the newest sources a results folder holds; trials of sources
+    # recorded as equivalent to them count with them, unjoined ones are refused
+    assert equivalence.newest("wlan_dcf", {"a" * 64, "b" * 64}) == {"b" * 64}
+    assert equivalence.newest("wlan_dcf", {"a" * 64, "c" * 64}) == {"a" * 64, "c" * 64}
 
 
 def test_the_rerun_sample_shows_every_value_of_every_scenario_field() -> None:
