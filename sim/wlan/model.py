@@ -14,7 +14,7 @@ OPTIONS = {"down": "down", "up": "up", "max_tx_attempts": "maxTxAttempts", "ap_q
            "mac_queue_pkts": "macQueue", "sta_queue_pkts": "staQueue", "host_queue_pkts": "hostQueue",
            "min_rto_s": "minRto", "delack_timeout_s": "delAckTimeout", "traffic_start_s": "trafficStart",
            "start_jitter_s": "startJitter", "seed": "seed", "frame_error_rate": "frameErrorRate",
-           "station_radius_m": "radius"}
+           "station_radius_m": "radius", "aifsn": "aifsn"}
 
 
 def command(binary: Path, spec: dict[str, Any], out: Path) -> list[str]:

@@ -28,6 +28,7 @@
 //     (TCP payload bytes per segment: goodput packets are rx_bytes / this), ns3_max_ssrc (= MaxSsrc = MaxSlrc
 //     set on every WifiRemoteStationManager at trafficStart), assoc_max_ssrc (the limit used
 //     before trafficStart, while stations associate), mac_queue_max_delay_s, station_radius_m,
+//     aifsn (the DCF's AIFSN from trafficStart on; before it, while stations associate, 2),
 //     stations_associated (number of STAs associated when traffic started),
 //     last_assoc_time_s, wall_clock_s (Simulator::Run wall time)
 //   --frameErrorRate > 0 only: frame_error_rate (as run), phy_rx_full_frames (full-size frames
@@ -106,6 +107,7 @@
 #include "ns3/tcp-socket-base.h"
 #include "ns3/tcp-socket-state.h"
 #include "ns3/traffic-control-helper.h"
+#include "ns3/txop.h"
 #include "ns3/uinteger.h"
 #include "ns3/version-defines.h"
 #include "ns3/wifi-helper.h"
@@ -407,6 +409,7 @@ SnapshotAssoc()
 }
 
 const uint32_t kAssocMaxTx = 7; // retry limit used only while the stations associate
+const uint32_t kDcfAifsn = 2;  // 802.11b DCF: DIFS = SIFS + 2 slots = 50 us
 const uint32_t kSegmentSize = 1448; // TCP payload per segment: MTU 1500 - 20 (IP) - 32 (TCP + timestamps)
 
 // ------------------------------------------------------------------ channel errors (optional)
@@ -465,13 +468,15 @@ class ChannelErrorModel : public ErrorModel
 
 /// Set M_t on every wifi device's station manager (SSRC/SLRC limits count attempts, see main).
 void
-ApplyRetryLimit(NetDeviceContainer devs, uint32_t maxTx)
+ApplyMacLimits(NetDeviceContainer devs, uint32_t maxTx, uint32_t aifsn)
 {
     for (uint32_t i = 0; i < devs.GetN(); i++)
     {
         Ptr<WifiNetDevice> wd = DynamicCast<WifiNetDevice>(devs.Get(i));
         wd->GetRemoteStationManager()->SetMaxSsrc(maxTx);
         wd->GetRemoteStationManager()->SetMaxSlrc(maxTx);
+        // the DCF's data Txop (beacons have their own, at PIFS); DIFS = SIFS + aifsn slots
+        wd->GetMac()->GetTxop()->SetAifsn(static_cast<uint8_t>(aifsn));
     }
 }
 
@@ -678,6 +683,7 @@ main(int argc, char* argv[])
     double startJitter = 1.0;
     double radius = 0.45;
     double frameErrorRate = 0;
+    uint32_t aifsn = kDcfAifsn;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("down", "number of downlink TCP flows (host A -> station)", nDown);
@@ -716,6 +722,10 @@ main(int argc, char* argv[])
                  "share of full-size data frames lost to channel errors at each receiver, besides "
                  "collisions (0 = none; shorter frames lose proportionally fewer bits)",
                  frameErrorRate);
+    cmd.AddValue("aifsn",
+                 "DCF AIFSN from trafficStart on: every channel access waits SIFS + aifsn slots "
+                 "(802.11b's DIFS: 2); more adds the same idle time before every frame at every node",
+                 aifsn);
     // ns-3 3.37's CommandLine only understands "--name=value"; also accept "--name value".
     std::vector<std::string> args{argv[0]};
     for (int i = 1; i < argc; i++)
@@ -741,6 +751,7 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_IF(!(warmup >= 0 && duration > warmup), "need 0 <= warmup < duration");
     NS_ABORT_MSG_IF(dataWeight < 1 || ackWeight < 1, "weights must be >= 1");
     NS_ABORT_MSG_IF(!(frameErrorRate >= 0 && frameErrorRate < 1), "frameErrorRate must be in [0, 1)");
+    NS_ABORT_MSG_IF(aifsn < kDcfAifsn || aifsn > 255, "aifsn must be in [2, 255]");
 
     std::string tcpName = tcp.rfind("ns3::", 0) == 0 ? tcp : "ns3::" + tcp;
     TypeId tcpTid;
@@ -811,7 +822,7 @@ main(int argc, char* argv[])
     // a frame is sent at most MaxSsrc times: MaxSsrc counts ATTEMPTS.  Hence MaxSsrc = M_t
     // (M_t = 1: one attempt, no retransmission).  All frames are below RtsCtsThreshold, so the
     // short counter applies; MaxSlrc is set to the same value for completeness.
-    // The limit is applied at trafficStart (ApplyRetryLimit), before any TCP packet: during
+    // The limit is applied at trafficStart (ApplyMacLimits), before any TCP packet: during
     // association all STAs use the 802.11 default dot11ShortRetryLimit = 7.  Reason: with M_t = 1
     // the STAs, which all hear the same beacon, send their Association Requests at the same
     // instant (medium idle >= DIFS -> no backoff), collide, time out together and collide again
@@ -994,7 +1005,7 @@ main(int argc, char* argv[])
 
     Simulator::Schedule(Seconds(trafficStart), &SnapshotAssoc);
     NetDeviceContainer allWifi(apDev, staDevs);
-    Simulator::Schedule(Seconds(trafficStart), &ApplyRetryLimit, allWifi, maxTxAttempts);
+    Simulator::Schedule(Seconds(trafficStart), &ApplyMacLimits, allWifi, maxTxAttempts, aifsn);
     Simulator::Schedule(Seconds(warmup), &ResetAtWarmup);
     Simulator::Stop(Seconds(duration));
 
@@ -1035,6 +1046,7 @@ main(int argc, char* argv[])
     j.Int("assoc_max_ssrc", kAssocMaxTx);
     j.Num("mac_queue_max_delay_s", macMaxDelay);
     j.Num("station_radius_m", radius);
+    j.Int("aifsn", aifsn);
     j.Int("stations_associated", g_assocAtStart);
     j.Num("last_assoc_time_s", g_lastAssoc);
     j.Num("wall_clock_s", wall);

@@ -32,8 +32,8 @@ def test_matrix_profiles_and_trial_spec() -> None:
     cfg = load_paper("wlan")
     assert cfg.simulated
     # 30 setups x M_t 1-8; the investigations (extra_matrices): ACK queues 3, dl1-ul1's Linux and card
-    # settings 3, channel errors 10, a stream per cell 6, capture 12
-    assert len(cfg.cells_by_id) == 30 * 8 + 3 + 3 + 10 + 6 + 12
+    # settings 3, channel errors 10, a stream per cell 6, capture 12, idle time per access 5 + 4
+    assert len(cfg.cells_by_id) == 30 * 8 + 3 + 3 + 10 + 6 + 12 + 9
     assert len(cfg.cells("quick")) == 56 and len(cfg.cells("smoke")) == 1
     spec = cfg.trial_spec("dl4-ul1-adaptive-q100-mt8", 3, "full")
     assert (spec["duration_s"], spec["warmup_s"], spec["trial"]) == (500, 50, 3)
@@ -45,9 +45,10 @@ def test_matrix_profiles_and_trial_spec() -> None:
     assert cfg.cells_by_id["dl4-ul4-dataack-ackq1000-q100-mt2"].scenario["ack_queue_pkts"] == 1000
     # a matrix parameter's default is every other cell's value, set explicitly for the model
     sc = {c: cfg.cells_by_id[c].scenario for c in ("dl1-ul1-fifo-q100-mt6", "dl1-ul1-fifo-streams-q100-mt6",
-                                                   "dl1-ul1-fifo-macq8-q100-mt1", "dl2-ul2-fifo-capture-q25-mt2")}
-    assert [(s["seed"], s["mac_queue_pkts"], s["station_radius_m"]) for s in sc.values()] == [
-        (1, 2, 0.45), (6, 2, 0.45), (1, 8, 0.45), (1, 2, 5)]
+                                                   "dl1-ul1-fifo-macq8-q100-mt1", "dl2-ul2-fifo-capture-q25-mt2",
+                                                   "dl1-ul1-fifo-capture-aifsn12-q100-mt3")}
+    assert [(s["seed"], s["mac_queue_pkts"], s["station_radius_m"], s["aifsn"]) for s in sc.values()] == [
+        (1, 2, 0.45, 2), (6, 2, 0.45, 2), (1, 8, 0.45, 2), (1, 2, 5, 2), (1, 2, 5, 12)]
 
 
 def test_every_paper_config_still_loads() -> None:
