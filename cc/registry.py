@@ -116,6 +116,16 @@ def boot_params(module_params: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
+def read_at_register(module_params: dict[str, dict[str, Any]]) -> list[str]:
+    """Of a trial's module parameters ({cc: {param: value}}), those its algorithm reads only when it
+    registers (the registry's read_at_register), as `module.param`: a kernel must boot with them."""
+    out = []
+    for cc, params in sorted(module_params.items()):
+        e = entry(cc, params)
+        out += [f"{e.get('module', cc)}.{k}" for k in sorted(params) if k in (e.get("read_at_register") or [])]
+    return out
+
+
 def target_ms(name: str) -> float | None:
     """A delay-based algorithm's queueing-delay target (target_ms of its BPF parameters: the LEDBAT
     variants); None for a loss-based one."""

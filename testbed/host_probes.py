@@ -21,7 +21,7 @@ from typing import Any
 
 from cc import registry as cc_registry
 from testbed.cleanup import pid_alive
-from testbed.kernel_features import KERNEL_OPTIONS, QDISCS, Check, KernelOption, cc_names
+from testbed.kernel_features import BOOT_PARAMS, BOOT_PARAMS_FIX, KERNEL_OPTIONS, QDISCS, Check, KernelOption, cc_names
 
 RUN_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro"))
 CACHE_PATH = RUN_DIR / "host-features.json"
@@ -328,4 +328,6 @@ def host_checks(refresh: bool = False, ccs: Iterable[str] = ()) -> list[Check]:
     """Everything the running kernel and this machine offer a trial."""
     bpf = check_bpf_prereqs(refresh)
     return [check_root(), check_sysctl_writable(), *cached_probe_kernel(refresh), check_tracefs(), check_tracepoint(),
-            check_modules(), bpf, *tool_checks(), *(check_cc_host(n, bpf.ok) for n in cc_names(ccs))]
+            check_modules(), bpf, *tool_checks(), *(check_cc_host(n, bpf.ok) for n in cc_names(ccs)),
+            Check(BOOT_PARAMS, False, "the running kernel booted before the trial, with the registry's module "
+                  "parameters", BOOT_PARAMS_FIX)]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cc import registry as cc_registry
 from testbed.host_probes import which
-from testbed.kernel_features import KERNEL_OPTIONS, Check, KernelOption, cc_names
+from testbed.kernel_features import BOOT_PARAMS, BOOT_PARAMS_FIX, KERNEL_OPTIONS, Check, KernelOption, cc_names
 
 TCP_PROBE_SINCE = (4, 16)          # the tcp:tcp_probe tracepoint replaced the tcp_probe module in 4.16
 
@@ -106,6 +106,8 @@ def pinned_checks(release: str, host: dict[str, Check] | None = None, ccs: Itera
     checks += [Check(c.name, c.ok, f"host rootfs: {c.detail}", c.fix) for c in host.values()
                if c.name.startswith("tool:")]
     checks += [check_cc_pinned(n, release) for n in cc_names(ccs)]
+    checks.append(Check(BOOT_PARAMS, False, "one guest boots for many trials, with the registry's module parameters",
+                        BOOT_PARAMS_FIX))
     return checks
 
 
@@ -158,4 +160,5 @@ def uml_checks(host: dict[str, Check] | None = None, ccs: Iterable[str] = ()) ->
                if c.name.startswith("tool:")]
     builtin = uml_builtin_ccs(config)
     checks += [check_cc_uml(n, builtin, release) for n in cc_names(ccs)]
+    checks.append(Check(BOOT_PARAMS, True, "every trial boots its own guest with the cell's module parameters"))
     return checks, release

@@ -46,6 +46,13 @@ KERNEL_OPTIONS: dict[str, tuple[KernelOption, ...]] = {
 }
 
 
+# A cell whose algorithm reads a parameter only when it registers (at boot, for a built-in one) needs
+# a kernel booted with the cell's value: cc/registry.py read_at_register.
+BOOT_PARAMS = "kernel:boot-module-params"
+BOOT_PARAMS_FIX = ("run the cell on the virtual-time lane, which boots every trial with its cell's parameters "
+                   "(unset TCPREPRO_KERNEL, or set it to uml; make uml-kernel)")
+
+
 @dataclass(frozen=True)
 class Check:
     """One feature's verdict on one kernel; `fix` says what to do when `ok` is false."""

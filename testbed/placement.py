@@ -17,7 +17,7 @@ from cc import registry as cc_registry
 from tcprepro.config import is_simulated, load_paper
 from testbed.host_probes import host_checks
 from testbed.kernel_config import pinned_checks, uml_checks
-from testbed.kernel_features import Check, by_name
+from testbed.kernel_features import BOOT_PARAMS, Check, by_name
 from testbed.runner_checks import uml_runner_checks, vm_runner_checks
 
 KERNEL_MODES = ("auto", "host", "vm", "uml")
@@ -80,6 +80,8 @@ def needs(scenario: dict[str, Any]) -> set[str]:
         need |= {"tool:tcpdump", "tool:tcptrace"}
     if any(f["kind"] == "bulk" and (f.get("cc_impl") == "bpf" or f.get("cc_params")) for f in scenario["flows"]):
         need.add("bpf:struct_ops")          # per-flow parameters and forced BPF exist only as BPF objects
+    if cc_registry.read_at_register(scenario.get("module_params") or {}):
+        need.add(BOOT_PARAMS)               # a sysfs write after boot would leave the registered value behind
     return need
 
 

@@ -156,3 +156,27 @@ def test_the_vms_bpf_objects_are_chosen_as_provide_would_choose_them() -> None:
     assert registry.bpf_object_for("htcp", release)[:2] == ("htcp.bpf.c", "bpf_htcp")     # module lacks the switch
     source, name, defines = registry.bpf_object_for("ledbat", release, params={"target_ms": 50})
     assert source == "ledbat.bpf.c" and name != "bpf_ledbat" and defines["TARGET_MS"] == 50
+
+
+def test_a_parameter_read_at_registration_needs_a_kernel_booted_with_it() -> None:
+    """CUBIC reads beta when it registers: a cell that changes it needs a kernel booted with the
+    value, which only the UML lane gives; fast convergence, read at each loss, needs nothing, and the
+    placement of collateral's beta-0.8 cell is the UML lane or, under another lane, a loud refusal."""
+    from testbed import placement
+    from testbed.kernel_features import BOOT_PARAMS, Check
+
+    for name, e in registry.registry().items():
+        assert set(e.get("read_at_register") or []) <= set(e.get("module_params") or {}), name
+    assert registry.read_at_register({"cubic": {"beta": 819, "fast_convergence": 0}}) == ["tcp_cubic.beta"]
+    assert registry.read_at_register({"cubic": {"fast_convergence": 0}}) == []
+    cfg = load_paper("collateral")
+    need = placement.needs(cfg.cells_by_id["cubic-beta08-rtt50-f1"].scenario)
+    assert BOOT_PARAMS in need and BOOT_PARAMS not in placement.needs(cfg.cells_by_id["cubic-nofc-rtt50-f1"].scenario)
+    ok = {n: Check(n, True, "") for n in need - {BOOT_PARAMS}}
+    survey = placement.Survey(host={**ok, BOOT_PARAMS: Check(BOOT_PARAMS, False, "", "the UML lane")},
+                              vm={**ok, BOOT_PARAMS: Check(BOOT_PARAMS, False, "", "the UML lane")}, runner=[],
+                              host_release="6.1", vm_release="6.1-pinned",
+                              uml={**ok, BOOT_PARAMS: Check(BOOT_PARAMS, True, "")}, uml_release="6.6-um")
+    assert placement._place(need, survey, "auto")[0] == "uml"
+    where, host_lacks, vm_lacks, _ = placement._place(need, survey, "host")
+    assert where is None and host_lacks == [BOOT_PARAMS] and vm_lacks == [BOOT_PARAMS]
