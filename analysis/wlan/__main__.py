@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import sys
 
-from analysis.wlan import investigation, investigation_mt2, investigation_streams, plots, tables, verdict
+from analysis.wlan import (
+    investigation,
+    investigation_idle,
+    investigation_mt2,
+    investigation_streams,
+    plots,
+    tables,
+    verdict,
+)
 from analysis.wlan.run import Run
 from figures import provenance
 from figures.common import figures_main
 
 PARTS = [tables.write, plots.fig1_testbed, plots.curves, plots.fig5_scheduler, plots.beyond,
-         investigation.fig_dl1ul1, investigation_mt2.fig_mt2, investigation_streams.fig_streams, verdict.write,
-         provenance.write]
+         investigation.fig_dl1ul1, investigation_idle.fig_idle, investigation_mt2.fig_mt2,
+         investigation_streams.fig_streams, verdict.write, provenance.write]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.verdicts import Measure, inside, near
-from analysis.wlan import airtime, investigation_mt2, investigation_streams
+from analysis.wlan import airtime, investigation_idle, investigation_mt2, investigation_streams
 from analysis.wlan.claims import DOWN, RATIO, TOTAL, UP, Cells, fixed
 from analysis.wlan.run import VARIANT_STYLE, Run
 
@@ -199,5 +199,5 @@ def _shift(m: Measure | None, base: Measure | None) -> str:
 
 
 def section(run: Run) -> list[str]:
-    return (ack_queue_section(run) + dl1ul1_section(run) + airtime.section(run) + investigation_mt2.section(run)
-            + investigation_streams.section(run))
+    return (ack_queue_section(run) + dl1ul1_section(run) + airtime.section(run) + investigation_idle.section(run)
+            + investigation_mt2.section(run) + investigation_streams.section(run))

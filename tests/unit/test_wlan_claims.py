@@ -167,3 +167,36 @@ def test_streams_investigation_tells_independent_draws_from_the_common_ones(tmp_
     assert [p.name for p in inv.fig_streams(run)] == ["investigation_streams.png", "investigation_streams.pdf"]
     bare = without(root, "streams")
     assert inv.section(bare) == [] and inv.fig_streams(bare) == []
+
+
+def test_idle_investigation_judges_each_setting_by_the_claims_own_comparisons(tmp_path: Path) -> None:
+    """analysis/wlan/investigation_idle.py on hand-made cells: a setting whose numbers fall within
+    10 % of the paper's 370/250/120 with the downlink ahead reproduces the claim, one 15 % above does
+    not; the direction at M_t 1-4 is read against the paper's (downlink ahead up to M_t = 3); without
+    an idle-time cell there is no section and no figure."""
+    from analysis.wlan import investigation_idle as inv
+
+    def dl1(down: float, up: float) -> dict[str, Any]:
+        c = cell(4.0, down_goodput_pkts_s=down, up_goodput_pkts_s=up, total_goodput_pkts_s=down + up)
+        c["metrics"] |= cell(0.04, ratio_down_up=down / up)["metrics"]
+        return c
+
+    cells = {"dl1-ul1-fifo-q100-mt1": dl1(236, 191), "dl1-ul1-fifo-aifsn12-q100-mt1": dl1(205, 165),
+             "dl1-ul1-fifo-capture-q100-mt1": dl1(295, 141)}
+    for mt, (down, up) in enumerate([(252, 121), (230, 180), (200, 210), (150, 260)], start=1):
+        cells[f"dl1-ul1-fifo-capture-aifsn12-q100-mt{mt}"] = dl1(down, up)
+    for mt in (2, 3, 4):
+        cells[f"dl1-ul1-fifo-capture-q100-mt{mt}"] = dl1(200, 250)
+    root, run = results(tmp_path, cells)
+    found = {s.variant: s for s in inv.sweep(run)}
+    assert [(s.base, s.idle_us) for s in found.values()] == [("fifo", 0), ("fifo", 200), ("fifo-capture", 0),
+                                                             ("fifo-capture", 200)]
+    assert found["fifo-capture-aifsn12"].verdict == "reproduced"
+    assert found["fifo-capture"].verdict == "not reproduced" and found["fifo-aifsn12"].verdict != "reproduced"
+    text = "\n".join(inv.section(run))
+    assert "| capture | 200 | 373 | 252 | 121 | 2.08 | 4 of 4 held | reproduced |" in text
+    assert "The claim's numbers hold under capture with 200 us." in text
+    assert "Capture, 200 us idle per access, M_t 1, 2, 3, 4: against the paper's direction at M_t = 3" in text
+    assert [p.name for p in inv.fig_idle(run)] == ["investigation_idle.png", "investigation_idle.pdf"]
+    bare = without(root, "aifsn")
+    assert inv.section(bare) == [] and inv.fig_idle(bare) == []
