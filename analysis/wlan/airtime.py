@@ -125,7 +125,6 @@ def rows(run: Run) -> list[dict[str, Any]]:
         total = cells.m("dl1-ul1", v, 100, 1, TOTAL)
         if not raws or total is None:
             continue
-
         out.append({
             "variant": v, "total": total, "ack_modes": sorted({ack_modes(r) for r in raws}),
             "data_frames_s": _over_trials(raws, data_frames_s),
