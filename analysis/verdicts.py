@@ -9,13 +9,21 @@ refutes the claim. A comparison whose cells were not run, or have fewer than MIN
 (no noise estimate), is *missing*, as is every condition the paper states that was not measured.
 
 The claim's verdict (docs/verdicts.md gives the reasons):
-- not evaluated: nothing could be judged (every comparison missing);
-- not reproduced: a headline comparison failed, or no more comparisons held than failed;
+- not reproduced: a headline comparison did not hold (it failed or is within the noise), or no more
+  comparisons held than failed;
+- not evaluated: nothing could be judged (every comparison missing), or a headline comparison is
+  missing (the claim's point was not measured);
 - reproduced: every comparison held (none failed, indistinguishable or missing);
 - partly: the rest.
+
+Comparisons that read runs identical to another's (the same outputs to the last digit, e.g. two
+cells of a deterministic model that the parameter no longer changes) count once: the evaluator
+gives them the same `runs` key (`runs_key`), and `judge` keeps the first and names the others.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -110,6 +118,7 @@ class Comparison:
     unit: str = ""
     headline: bool = False
     reason: str = ""                # why a missing comparison could not be made
+    runs: str | None = None         # identity of the runs it reads (runs_key): equal keys count once
 
     def line(self) -> str:
         out = f"{self.where}: {self.text}" + (f": {self.reason}" if self.reason else "")
@@ -124,6 +133,45 @@ class Comparison:
         if self.noise == 0:
             return 0.0 if self.margin == 0 else math.inf
         return abs(self.margin) / self.noise
+
+
+def runs_key(kind: str, *cells: dict[str, Any] | None) -> str | None:
+    """An identity of what a comparison of `kind` reads: every metric's trial values of its cells,
+    to the last digit. Two comparisons of one kind over runs identical to the last digit get the
+    same key (and count once); None when a cell has no trial values (nothing to tell apart)."""
+    parts = []
+    for cell in cells:
+        metrics = (cell or {}).get("metrics") or {}
+        values = {m: [repr(float(v)) if finite(v) else None for v in (agg.get("values") or [])]
+                  for m, agg in sorted(metrics.items()) if isinstance(agg, dict) and agg.get("values")}
+        if not values:
+            return None
+        parts.append(values)
+    blob = json.dumps([kind, parts], sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def count_once(comparisons: Iterable[Comparison]) -> list[Comparison]:
+    """Comparisons with one `runs` key merged into the first (a headline if any of them is); its
+    text names the conditions whose runs repeat it."""
+    out: list[Comparison] = []
+    first: dict[str, Comparison] = {}
+    repeats: dict[str, list[str]] = {}
+    for c in comparisons:
+        if c.runs is None:
+            out.append(c)
+        elif c.runs in first:
+            kept = first[c.runs]
+            kept.headline = kept.headline or c.headline
+            repeats[c.runs].append(c.where)
+        else:
+            first[c.runs] = c
+            repeats[c.runs] = []
+            out.append(c)
+    for key, wheres in repeats.items():
+        if wheres:
+            first[key].text += f" (counted once: the runs of {', '.join(wheres)} are identical to the last digit)"
+    return out
 
 
 def _num(v: float, signed: bool = False) -> str:
@@ -226,7 +274,8 @@ class Verdict:
     source: str = ""
     beyond: bool = False
     note: str = ""
-    investigation: dict[str, str] | None = None     # the config's: its verdict.md section and figure
+    investigation: dict[str, Any] | None = None     # the config's: its verdict.md section, figure, fit
+    bars: dict[str, Any] | None = None              # the config's: each bar's value, reason, history
 
     @property
     def counts(self) -> dict[str, int]:
@@ -239,9 +288,13 @@ class Verdict:
 def verdict_of(comparisons: Sequence[Comparison]) -> str:
     """The rule itself (module docstring)."""
     n = {o: sum(c.outcome == o for c in comparisons) for o in OUTCOMES}
+    if any(c.headline and c.outcome in ("failed", "indistinguishable") for c in comparisons):
+        return "not reproduced"
     if n["held"] + n["failed"] + n["indistinguishable"] == 0:
         return "not evaluated"
-    if any(c.headline and c.outcome == "failed" for c in comparisons) or n["held"] <= n["failed"]:
+    if any(c.headline and c.outcome == "missing" for c in comparisons):
+        return "not evaluated"
+    if n["held"] <= n["failed"]:
         return "not reproduced"
     if n["held"] == len(comparisons):
         return "reproduced"
@@ -251,17 +304,18 @@ def verdict_of(comparisons: Sequence[Comparison]) -> str:
 def judge(claim: dict[str, Any], comparisons: Iterable[Comparison], note: str = "") -> Verdict:
     """The verdict of a claim (its config entry) from its comparisons. The config's `headline`
     names the conditions (a comparison's `where`) whose failure alone means not reproduced."""
-    comps = list(comparisons)
     headline = list(claim.get("headline") or [])
+    comps = list(comparisons)
     for c in comps:
         c.headline = c.where in headline
+    comps = count_once(comps)
     verdict = verdict_of(comps)
     by = {o: [c.line() for c in comps if c.outcome == o] for o in OUTCOMES}
     judged = [c for c in comps if c.outcome != "missing" and c.margin is not None and c.noise is not None]
     closest = min(judged, key=Comparison.closeness).line() if judged else ""
     return Verdict(claim["id"], claim["text"], verdict, by["held"], by["failed"], by["indistinguishable"],
                    by["missing"], headline, closest, _why(verdict, comps, claim), claim.get("source", ""),
-                   bool(claim.get("beyond")), note, claim.get("investigation"))
+                   bool(claim.get("beyond")), note, claim.get("investigation"), claim.get("bars"))
 
 
 def _why(verdict: str, comps: list[Comparison], claim: dict[str, Any]) -> str:
@@ -273,12 +327,20 @@ def _why(verdict: str, comps: list[Comparison], claim: dict[str, Any]) -> str:
     parts = []
     reasons = Counter(c.reason for c in n["missing"])
     missing_why = "; ".join(f"{k} ({v})" for k, v in reasons.most_common())
-    if verdict == "not evaluated":
+    judged = len(comps) - len(n["missing"])
+    if verdict == "not evaluated" and not judged:
         parts.append(f"Nothing could be judged: {missing_why}." if comps else "No comparison was made.")
     else:
         heads = [c for c in n["failed"] if c.headline]
         if heads:
             parts.append("The headline comparison failed: " + "; ".join(c.line() for c in heads) + ".")
+        unshown = [c for c in n["indistinguishable"] if c.headline]
+        if unshown:
+            parts.append("The headline comparison is within the trials' noise, so the claim's point is not "
+                         "shown: " + "; ".join(c.line() for c in unshown) + ".")
+        unmeasured = [c for c in n["missing"] if c.headline]
+        if unmeasured:
+            parts.append("The headline condition was not measured: " + "; ".join(c.line() for c in unmeasured) + ".")
         if n["failed"]:
             parts.append(f"{len(n['failed'])} of {len(comps)} comparisons failed"
                          + (f" (as many or more than the {len(n['held'])} that held)"

@@ -80,13 +80,33 @@ def anchor(heading: str) -> str:
 
 
 def investigation_link(v: dict[str, Any], where: str = "") -> str:
-    """'Investigation: [section](...), figure [name](...).' for a claim that names one, else ''."""
+    """'Investigation: [section](...), figure [name](...).' for a claim that names one, else ''; an
+    investigation that fitted parameters says so, with what it fitted and what speaks against it."""
     inv = v.get("investigation")
     if not inv:
         return ""
     page = f"{where}/verdict.md" if where else ""
     fig = f"{where}/{inv['figure']}.png" if where else f"{inv['figure']}.png"
-    return f"Investigation: [{inv['section']}]({page}#{anchor(inv['section'])}), figure [{inv['figure']}]({fig})."
+    out = f"Investigation: [{inv['section']}]({page}#{anchor(inv['section'])}), figure [{inv['figure']}]({fig})."
+    return out + (f" {fit_text(inv['fit'])}" if inv.get("fit") else "")
+
+
+def fit_text(fit: dict[str, str]) -> str:
+    """A fit named as one: parameters swept until a number matched explain nothing by themselves."""
+    return (f"**This is a fit, not an explanation**: {fit['parameters'].strip()} were swept until the paper's "
+            f"numbers matched ({fit['tried'].strip()}). Against it: {fit['against'].strip()}")
+
+
+def bar_lines(v: dict[str, Any]) -> list[str]:
+    """Each bar the claim is judged by: its value, its reason, and its history when it moved after a
+    run of ours."""
+    out = []
+    for name, bar in (v.get("bars") or {}).items():
+        line = f"- bar `{name}` = {bar['value']:g}: {' '.join(str(bar['why']).split())}"
+        if bar.get("history"):
+            line += f" History: {' '.join(str(bar['history']).split())}"
+        out.append(line)
+    return out
 
 
 def details(v: dict[str, Any]) -> list[str]:
@@ -98,6 +118,8 @@ def details(v: dict[str, Any]) -> list[str]:
     if v.get("headline"):
         lines[-1] += f" Headline: {'; '.join(v['headline'])}."
     lines.append("")
+    if v.get("bars"):
+        lines += ["Bars, each fixed from the paper or a stated rule before the run:", *bar_lines(v), ""]
     for o in OUTCOMES:
         if v.get(o):
             lines.append(f"- {LISTS[o]}:")

@@ -20,6 +20,7 @@ from analysis.verdicts import (
     missing,
     near,
     per_trial,
+    runs_key,
     verdict_of,
 )
 
@@ -110,6 +111,45 @@ def test_a_fact_of_every_trial() -> None:
 ])
 def test_the_four_verdicts(outcomes: list[str], verdict: str) -> None:
     assert verdict_of([c(o) for o in outcomes]) == verdict
+
+
+@pytest.mark.parametrize(("head", "rest", "verdict"), [
+    ("failed", ["held", "held", "held"], "not reproduced"),
+    ("indistinguishable", ["held", "held", "held"], "not reproduced"),    # its point is not shown
+    ("missing", ["held", "held", "held"], "not evaluated"),              # its point was not measured
+    ("held", ["held", "indistinguishable"], "partly"),
+    ("held", ["held", "held"], "reproduced"),
+])
+def test_a_headline_that_did_not_hold_decides_the_verdict(head: str, rest: list[str], verdict: str) -> None:
+    comps = [c(head, "50 ms, 2 flows"), *(c(o, f"other {i}") for i, o in enumerate(rest))]
+    comps[0].headline = True
+    assert verdict_of(comps) == verdict
+
+
+def test_a_headline_within_the_noise_is_named_in_the_why() -> None:
+    comps = [above("20 ms", "fixed beta vs linear", Measure(5, 8, 5), 0.0), above("40 ms", "t", Measure(9, 1, 5), 0.0)]
+    v = judge({"id": "x", "text": "t", "headline": ["20 ms"]}, comps)
+    assert v.verdict == "not reproduced"
+    assert "The headline comparison is within the trials' noise, so the claim's point is not shown: 20 ms" in v.why
+
+
+def test_comparisons_of_identical_runs_count_once() -> None:
+    same = cell(ratio=(1.5, 1.6, 1.55, 1.52, 1.58))
+    twin = cell(ratio=(1.5, 1.6, 1.55, 1.52, 1.58))
+    other = cell(ratio=(1.5, 1.6, 1.55, 1.52, 1.59))                   # one trial differs in the last digit
+    comps = []
+    for where, cl in (("M_t=6", same), ("M_t=7", twin), ("M_t=8", other)):
+        comp = above(where, "downlink ahead", measure(cl, "ratio"), 1.0)
+        comp.runs = runs_key("ratio above 1", cl)
+        comps.append(comp)
+    assert runs_key("ratio above 1", same) == runs_key("ratio above 1", twin)
+    assert runs_key("ratio above 1", same) != runs_key("another comparison", same)
+    assert runs_key("ratio above 1", {"n_valid": 0, "metrics": {}}) is None
+    v = judge({"id": "x", "text": "t", "headline": ["M_t=7"]}, comps)
+    assert v.counts["held"] == 2
+    assert "(counted once: the runs of M_t=7 are identical to the last digit)" in v.held[0]
+    assert v.held[0].endswith("(headline)")                 # the merged comparison carries its headline
+    assert v.verdict == "reproduced"
 
 
 def test_a_failed_headline_alone_makes_the_claim_not_reproduced() -> None:
