@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.verdicts import Measure
-from analysis.wlan.claims import DOWN, RATIO, UP, fixed, retry_drops
+from analysis.wlan.claims import DOWN, RATIO, UP, about_one, fixed, retry_drops
 from analysis.wlan.run import VARIANT_STYLE, Run
 
 SECTION = "Beyond the paper: M_t 6 to 8 with a random stream per cell"
@@ -98,8 +98,8 @@ def fig_streams(run: Run) -> list[Path]:
             ax.errorbar([p.mt + shift for p in pts], [p.mean for p in pts],
                         yerr=[[p.mean - p.low for p in pts], [p.high - p.mean for p in pts]],
                         color=st["color"], marker=st["marker"], linestyle="none", capsize=3, label=label)
-        low, high = run.reference["near_one"]
-        ax.axhspan(low, high, color="#2ca02c", alpha=0.08, label=f"about 1:1 ({low:g}-{high:g})")
+        low, high = about_one(next(c for c in run.reference["claims"] if c["id"] == "scheduler_balances"))
+        ax.axhspan(low, high, color="#2ca02c", alpha=0.08, label=f"about 1:1 ({low:.3f}-{high:.3f})")
         ax.set(xticks=list(MTS), xlabel="M_t (MAC transmission attempts)", ylabel="goodput ratio down/up",
                title=f"{scen}, {VARIANT_STYLE[common]['label']}, Q = {Q}")
         ax.grid(alpha=0.3)

@@ -62,5 +62,15 @@ class Run(PaperRun):
         return None
 
 
+def fit_lines(claim: dict[str, Any]) -> list[str]:
+    """An investigation that swept parameters towards the paper's numbers, named as a fit: what was
+    swept, over what, and the paper's words against the fitted values (the claim's `investigation.fit`)."""
+    fit = (claim.get("investigation") or {}).get("fit")
+    if not fit:
+        return []
+    return [f"**This is a fit, not an explanation.** Fitted: {' '.join(fit['parameters'].split())}. Tried: "
+            f"{' '.join(fit['tried'].split())}. Against the fitted values: {' '.join(fit['against'].split())}", ""]
+
+
 def q_colour(q: int) -> str:
     return Q_COLOURS.get(q, "#333333")

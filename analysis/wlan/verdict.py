@@ -21,8 +21,8 @@ from figures.verdict_head import verdict_head
 # What a simulation cannot carry over from the paper's hardware, independent of this run.
 DIFFERENCES = [
     "Real Prism 2.5 cards, the hostap driver and a Linux bridge against ns-3's 802.11 DCF, a routing AP and "
-    "no driver or firmware latency: the model's channel carries about 15 % more TCP goodput (425 against "
-    "370 packets/s for dl1-ul1 at M_t = 1).",
+    "no driver or firmware latency: the model's channel carries more TCP goodput than the paper's cards (the "
+    "dl1-ul1 table below).",
     "The channel loses frames only to collisions (every node hears every other, no capture, no noise); the "
     "paper's room had some of both.",
     "ns-3's TCP (TcpLinuxReno, PRR recovery, initial window 10) for the 2004-05 Linux senders; a packet "
@@ -38,10 +38,11 @@ def verdicts(run: Run) -> list[Verdict]:
 
 
 def identical_cells(run: Run) -> list[str]:
-    """Cells whose trials gave exactly another cell's numbers (the model ran the same experiment),
-    each still its own condition of the claims. Where the two differ only in M_t and no frame of
-    the lower limit's trials used up its attempts, that is why: the limit never acted, and trial k
-    of every cell draws from the same random streams (seed, run k)."""
+    """Cells whose trials gave exactly another cell's numbers (the model ran the same experiment):
+    a claim's comparisons that read them count once (analysis/verdicts.py, count_once). Where the
+    two differ only in M_t and no frame of the lower limit's trials used up its attempts, that is
+    why: the limit never acted, and trial k of every cell draws from the same random streams (seed,
+    run k)."""
     params = run.params
     seen: dict[str, str] = {}
     out = []
@@ -91,7 +92,8 @@ def render(run: Run, claims: list[Verdict]) -> str:
                              "choices matter).", ""])
     if same:
         out += [f"Cells whose trials gave exactly another cell's numbers ({len(same)}; the model ran the same "
-                "experiment, each is still its own condition of the claims). Where only M_t differs and no frame "
+                "experiment, so a claim's comparisons that read such runs count once, their text naming the "
+                "conditions merged into them). Where only M_t differs and no frame "
                 "of the lower limit's trials used up its attempts, the higher limit never acted, and trial k of "
                 "every cell draws from the same random streams (ns-3 seed 1, run k), so the runs are the same "
                 "event for event (the section on M_t 6 to 8 with a random stream per cell shows what independent "

@@ -59,12 +59,12 @@ def test_full_size_exchange_by_hand() -> None:
 
 
 def test_section_judges_each_total_against_the_papers_and_needs_the_capture_cells(tmp_path: Path) -> None:
-    """On hand-made cells whose trials carry the frame counts above: at 400 packets/s ACKs at
-    1 Mbit/s give 400 / 1.0532 = 379.8, inside 10 % of the paper's 370 (held); at 480 they give
-    455.8 and the short preamble 480 / 0.8128 = 590.6, each failed; without the capture cells
-    there is no section."""
+    """On hand-made cells whose trials carry the frame counts above: at 392 packets/s (outside the
+    paper's about 370, 365 to 375) ACKs at 1 Mbit/s give 392 / 1.0532 = 372.2, inside it by 2.8
+    against a trial range of 1.9 (held); at 480 they give 455.8 and the short preamble
+    480 / 0.8128 = 590.6, each failed; without the capture cells there is no section."""
     cells = {}
-    for variant, total in (("fifo", 400.0), ("fifo-capture", 480.0)):
+    for variant, total in (("fifo", 392.0), ("fifo-capture", 480.0)):
         cid = f"dl1-ul1-{variant}-q100-mt1"
         cells[cid] = cell(2.0, total_goodput_pkts_s=total)
         cells[cid]["trials"] = [1, 2, 3, 4, 5]
@@ -74,7 +74,7 @@ def test_section_judges_each_total_against_the_papers_and_needs_the_capture_cell
             (root / cid / f"trial-{k}").mkdir()
             (root / cid / f"trial-{k}" / "wlan.json").write_text(json.dumps(raw_counts() | {"total_goodput_pkts_s": v}))
     text = "\n".join(airtime.section(run))
-    assert "| FIFO | DsssRate1Mbps, DsssRate2Mbps | 400 (+8 %; held) | 1000 | +5.3 % | 380 (+3 %; held) |" in text
+    assert "| FIFO | DsssRate1Mbps, DsssRate2Mbps | 392 (+6 %; failed) | 1000 | +5.3 % | 372 (+1 %; held) |" in text
     assert "456 (+23 %; failed)" in text and "| -18.7 % | 591 (+60 %; failed) |" in text
-    assert "Within the claim's tolerance: FIFO with ACKs at 1 Mbit/s." in text
+    assert "Within the claim's band: FIFO with ACKs at 1 Mbit/s." in text
     assert airtime.section(without(root, "capture")) == []

@@ -72,7 +72,7 @@ def test_every_paper_config_still_loads() -> None:
     (lambda d: d["profiles"]["quick"].pop("warmup_s"), "profiles.quick.warmup_s"),
     (lambda d: d["profiles"]["full"].update(warmup_s=500), "profiles.full.warmup_s': 500 is not below"),
     (lambda d: d["reference"]["claims"][0].update(id="Not an id"), "reference.claims[0].id"),
-        (lambda d: d["reference"]["claims"][0]["bars"]["tolerance_pct"].pop("why"), "reference.claims[0].bars"),
+        (lambda d: d["reference"]["claims"][0]["bars"]["rounding_pkts_s"].pop("why"), "reference.claims[0].bars"),
     (lambda d: d["reference"]["figures"]["fig2"].update(quantity="cwnd"), "reference.figures.fig2.quantity"),
     (lambda d: d["reference"].pop("near_one"), "'near_one' is a required property"),
 ])
