@@ -1,10 +1,11 @@
 """What every collateral figure reads: the run's cells (figures/common.py), with the OWD band
-densities the claims name merged in (analysis/collateral/owd_bands.py), and the paper's axes."""
+densities (analysis/collateral/owd_bands.py) and H-TCP's time in NewReno mode
+(analysis/collateral/modes.py) that the claims name merged in, and the paper's axes."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.collateral import owd_bands
+from analysis.collateral import modes, owd_bands
 from figures.common import PaperRun, claims_of, style
 
 __all__ = ["CCS", "FLOWS", "RTTS", "Run", "style"]
@@ -22,6 +23,8 @@ class Run(PaperRun):
         run = super().load("collateral", profile, results, out)
         bands = owd_bands.claim_bands(claims_of(run.cfg, profile))
         run.cells = owd_bands.with_band_metrics(results, run.cells, bands)
+        windows = modes.claim_windows(claims_of(run.cfg, profile))
+        run.cells = modes.with_mode_share(results, run.cells, windows, run.params)
         return run
 
     def cell_id(self, cc: str, rtt: int, flows: int) -> str:
