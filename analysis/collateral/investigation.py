@@ -155,4 +155,4 @@ def _finding(run: Run, conds: list[tuple[int, int]]) -> list[str]:
             f"against {min(depth['htcp']):.2f}-{max(depth['htcp']):.2f} with the paper's setting; its median OWD "
             f"rose by {min(rise):.1f}-{max(rise):.1f} ms and lay above CUBIC's at {over_cubic} of {len(conds)} "
             "conditions. The first reference's H-TCP ran this setting; the paper's setting is what the paper's "
-            "own H-TCP claims above (htcp_below_newreno_1_2, htcp_above_newreno_5) are judged on."]
+            "own H-TCP claims above (htcp_below_newreno_1_2, htcp_newreno_like) are judged on."]

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from analysis.collateral import claims as collateral
-from analysis.collateral import investigation, investigation_cubic
-from analysis.collateral.run import Run
+from analysis.collateral import investigation, investigation_cubic, modes
+from analysis.collateral.run import CCS, RTTS, Run
 from analysis.collateral.tables import tables
 from analysis.compare import to_markdown
 from analysis.verdicts import Verdict
@@ -41,19 +41,8 @@ def _mean_cwnd(run: Run, cell_id: str) -> str:
 
 
 def trial_epochs(trial: Path) -> list[int]:
-    """Congestion epochs of each TCP flow of a trial, from its cwnd trace."""
-    from analysis.epochs import epochs
-    from analysis.metrics import probe_for_flow
-    from analysis.parsers import read_tcp_probe
-
-    prov = json.loads((trial / "provenance.json").read_text())
-    frame = read_tcp_probe(trial / "tcp_probe.trace").frame
-    out = []
-    for fid, ep in sorted(prov.get("endpoints", {}).items()):
-        if fid.startswith("bulk"):
-            p = probe_for_flow(frame, ep["port"])
-            out.append(epochs(p["t"].to_numpy(), p["snd_cwnd"].to_numpy()))
-    return out
+    """Congestion epochs (event to event) of each TCP flow of a trial, from its cwnd trace."""
+    return [max(0, len(events) - 1) for events in modes.flow_events(trial)]
 
 
 def _epochs(run: Run) -> tuple[list[str], int]:
@@ -84,18 +73,8 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out += ["## Tables beside the paper", ""]
     for t in tables(run).values():
         out += [to_markdown(t), ""]
-    out += ["## Mechanism: what each cell's bottleneck and senders did", "",
-            "Trimmed means over the valid trials. Queue: mean backlog of the 60000-byte buffer; "
-            "events: queue-full events per minute (middle 60 s); cwnd: per-flow mean (packets).", "",
-            "| cell | trials | queue (KB) | events/min | retransmitted | cwnd | UDP OWD median (ms) |",
-            "|---|---|---|---|---|---|---|"]
-    for cell_id, cell in sorted(run.cells.items()):
-        def v(metric: str, scale: float = 1.0, digits: int = 1, c: dict[str, Any] = cell) -> str:
-            agg = c.get("metrics", {}).get(metric)
-            return f"{agg['mean'] * scale:.{digits}f}" if agg else "-"
-        out.append(f"| {cell_id} | {cell.get('n_valid', 0)} | {v('q_forward_backlog_bytes_mean', 1e-3)} | "
-                   f"{v('q_forward_full_events_per_min')} | {v('rexmt_data_pkts', digits=0)} | "
-                   f"{_mean_cwnd(run, cell_id)} | {v('owd_median_ms')} |")
+    out += _goodput_lines(run)
+    out += _mechanism_lines(run)
     out += ["", "## What differs from the paper's testbed", "",
             "- Paper: Linux 2.6.25 senders at 1000 Hz, a FreeBSD 7.0 dummynet router, a hardware capture tap.",
             *this_run_lines(facts, "the bottleneck is HTB + bfifo (60000 bytes less the packet in transmission) "
@@ -112,6 +91,46 @@ def render(run: Run, claims: list[Verdict]) -> str:
     elif fewest < 1 << 30:
         out.append(f"- every flow of every valid trial: at least 20 (fewest: {fewest}).")
     return "\n".join(out) + "\n"
+
+
+def _goodput_lines(run: Run) -> list[str]:
+    """Table 1 beside itself: how much each algorithm's goodput grows from one flow to five, in the
+    paper and here."""
+    paper = (run.reference.get("tables") or {}).get("table1", {}).get("values", {})
+    rows = []
+    for rtt in RTTS:
+        for cc in CCS:
+            one, five = f"{cc}-rtt{rtt}-f1", f"{cc}-rtt{rtt}-f5"
+            p = (paper[five][0] / paper[one][0] - 1) * 100 if one in paper and five in paper else None
+            a, b = (run.cells.get(c, {}).get("metrics", {}).get("goodput_kbyte_s") for c in (one, five))
+            ours = (b["mean"] / a["mean"] - 1) * 100 if a and b else None
+            rows.append(f"| {rtt} ms | {collateral.LABEL[cc]} | {'-' if p is None else f'{p:+.2f}'} | "
+                        f"{'-' if ours is None else f'{ours:+.2f}'} |")
+    return ["## Goodput from one flow to five", "",
+            "Aggregate goodput with five flows over that with one, in % (Table 1's means; ours trimmed), "
+            "in the paper and in this run.", "",
+            "| RTT | algorithm | paper | ours |", "|---|---|---|---|", *rows, ""]
+
+
+def _mechanism_lines(run: Run) -> list[str]:
+    """Per cell: queue, events, drops against retransmissions, cwnd, UDP loss and delay."""
+    out = ["## Mechanism: what each cell's bottleneck and senders did", "",
+           "Trimmed means over the valid trials. Queue: mean backlog of the 60000-byte buffer; "
+           "events: queue-full events per minute (middle 60 s); drops: packets the forward queue dropped "
+           "in the trial (TCP and UDP), beside the TCP packets retransmitted; cwnd: per-flow mean "
+           "(packets); UDP lost: % of the UDP flow's packets.", "",
+           "| cell | trials | queue (KB) | events/min | drops | retransmitted | cwnd | UDP lost (%) "
+           "| UDP OWD median (ms) |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for cell_id, cell in sorted(run.cells.items()):
+        def v(metric: str, scale: float = 1.0, digits: int = 1, c: dict[str, Any] = cell) -> str:
+            agg = c.get("metrics", {}).get(metric)
+            return f"{agg['mean'] * scale:.{digits}f}" if agg else "-"
+        out.append(f"| {cell_id} | {cell.get('n_valid', 0)} | {v('q_forward_backlog_bytes_mean', 1e-3)} | "
+                   f"{v('q_forward_full_events_per_min')} | {v('q_forward_drops', digits=0)} | "
+                   f"{v('rexmt_data_pkts', digits=0)} | {_mean_cwnd(run, cell_id)} | "
+                   f"{v('voip_loss_frac', 100, 3)} | {v('owd_median_ms')} |")
+    return out
 
 
 def write(run: Run) -> list[Path]:
