@@ -1,11 +1,14 @@
 """Beyond the report: where Test 2's throughput could come from.
 
-At a one-second round trip the report measured 649 (CUBIC) and 240 kbit/s (Westwood+), a tenth and a
-quarter of ours, and gives neither its test time nor its socket buffers. The cells `t2-len*` vary the
+At a one-second round trip the report measured 649 (CUBIC) and 240 kbit/s (Westwood+), far below
+ours, and gives neither its test time nor its socket buffers. The cells `t2-len*` vary the
 trial length (30 to 1200 s), `t2-rcv*` and `t2-snd*` fix the receiver's or the sender's socket buffer
 (120 s, like Test 2). This module draws both algorithms' throughput over each against the report's
 two numbers, and says which setting brings both within the claim's tolerance of them, if any: under
 the verdict rule, a number is on the report's only when the whole trial range agrees (`near`).
+A sweep against the report's numbers is a fit where it locates a setting per number (the receive
+buffer at which each algorithm would cross its number): the config's `fit` says so, and so does the
+section.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from pathlib import Path
 from analysis.verdicts import Measure, near
 from analysis.westwood import claims as ww
 from analysis.westwood.run import CCS, Run, style
+from figures.claims import fit_text
 
 CLAIM = "cubic_ahead_test2"
 AXES = (("length", "t2-len", "trial length (s)"), ("rcvbuf", "t2-rcv", "receiver's socket buffer (KB)"),
@@ -149,6 +153,9 @@ def section(run: Run) -> list[str]:
            f"investigation_test2. A number is on the report's when its whole trial range lies within {tol:g} % "
            "of it (the claim's bar); 'indistinguishable' when the range straddles that band.", ""]
     out += [_finding(run, found), ""]
+    fit = (next(c for c in run.reference["claims"] if c["id"] == CLAIM).get("investigation") or {}).get("fit")
+    if fit:
+        out += [fit_text(fit), ""]
     out += ["| setting | CUBIC (kbit/s) | Westwood+ (kbit/s) | Westwood+ / CUBIC | CUBIC vs 649 | Westwood+ vs 240 |",
             "|---|---|---|---|---|---|"]
     for s in found:

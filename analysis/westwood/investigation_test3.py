@@ -1,12 +1,14 @@
 """Beyond the report: the base delay Test 3's numbers need.
 
-At 5 % loss each way and no added delay, our Westwood+ reaches about 7.3 Mbit/s against the report's
-6156 kbit/s, while CUBIC lands on the report's 5637. The report does not give its path's base delay
+At 5 % loss each way and no added delay, our Westwood+ lies above the report's 6156 kbit/s, while
+CUBIC's trials straddle the report's 5637. The report does not give its path's base delay
 (two laptops, a switch, the shaping router, dummynet on the server); ours at "0 ms" is the 10 Mbit/s
 link's serialisation and little else, and at 5 % loss a round trip that short lets a window of a few
 packets fill the link. The cells `t3-d*` add 1 to 5 ms each way. This module draws both algorithms'
 throughput against the one-way delay with the report's numbers, and says at which delays each lands
-on its number (the claim's bar over the whole trial range, as `near` judges it).
+on its number (the claim's bar over the whole trial range, as `near` judges it). It is a search of
+one parameter against the report's numbers, a fit only if some delay put both on them (the section
+says whether one does).
 """
 from __future__ import annotations
 

@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from analysis.aggregate import trimmed_stats
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_iperf, read_tcp_probe
 from analysis.westwood import claims as ww
 from analysis.westwood import metrics as wm
 from figures.common import PaperRun, style
 
-__all__ = ["CCS", "TESTS", "Run", "Series", "series", "style"]
+__all__ = ["CCS", "TESTS", "Run", "Series", "add_cwnd_range", "cwnd_range", "series", "style"]
 
 CCS = ww.CCS
 TESTS = ("t1", "t2", "t3")
@@ -26,7 +28,9 @@ class Run(PaperRun):
 
     @classmethod
     def load(cls, profile: str, results: Path, out: Path) -> Run:   # type: ignore[override]
-        return super().load("westwood", profile, results, out)
+        run = super().load("westwood", profile, results, out)
+        add_cwnd_range(run.cells, results)
+        return run
 
     def cells_by_cc(self) -> ww.Cells:
         return ww.Cells.from_cells(self.cells, self.params)
@@ -58,3 +62,28 @@ def series(trial: Path) -> Series:
     ss = probe["ssthresh"].to_numpy(float)
     ss[ss >= ww.INFINITE_SSTHRESH] = np.nan
     return Series(trial, probe, t, probe["snd_cwnd"].to_numpy(float), ss)
+
+
+def cwnd_range(trial: Path) -> float | None:
+    """The report's oscillation, "the difference between the highest and the lowest value in a
+    single experiment": cwnd's max - min (packets) over the flow's whole tcp_probe series; None
+    without the trial's trace."""
+    if not (trial / "tcp_probe.trace").exists() or not (trial / "provenance.json").exists():
+        return None
+    cwnd = series(trial).cwnd
+    return float(cwnd.max() - cwnd.min()) if len(cwnd) else None
+
+
+def add_cwnd_range(cells: dict[str, dict[str, Any]], results: Path) -> None:
+    """Each cell's `ww.CWND_RANGE` per valid trial, from the archived raw series, aggregated as
+    cell.json aggregates a summary metric (trials, values, trimmed statistics); a cell that
+    already has it, or whose trials have no trace, is left as it is."""
+    for cell_id, cell in cells.items():
+        metrics = cell.setdefault("metrics", {})
+        if ww.CWND_RANGE in metrics:
+            continue
+        pairs = [(k, v) for k in cell.get("trials", [])
+                 if (v := cwnd_range(results / cell_id / f"trial-{k}")) is not None]
+        if pairs:
+            values = [v for _, v in pairs]
+            metrics[ww.CWND_RANGE] = {"trials": [k for k, _ in pairs], "values": values, **trimmed_stats(values)}

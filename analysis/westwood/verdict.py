@@ -44,14 +44,17 @@ def _metric(cells: ww.Cells, cc: str, cond: str, metric: str, digits: int = 2) -
 
 def _oscillation_table(run: Run) -> list[str]:
     cells = run.cells_by_cc()
-    out = ["| test | algorithm | throughput (kbit/s) | congestion events | cwnd (max-min)/mean | cwnd std/mean "
-           "| retransmitted packets |", "|---|---|---|---|---|---|---|"]
-    for cond in [*TESTS, "mismatch"]:
+    out = ["| condition | algorithm | throughput (kbit/s) | congestion events | cwnd highest - lowest (packets) "
+           "| cwnd (max-min)/mean after the first event | cwnd std/mean | retransmitted packets |",
+           "|---|---|---|---|---|---|---|---|"]
+    delays = run.reference["sweeps"]["delay"]["conditions"]
+    for cond in dict.fromkeys([*TESTS, *delays, "mismatch"]):
         for cc in CCS:
             if (cc, cond) not in cells.by_key:
                 continue
             out.append(f"| {cond} | {ww.LABEL[cc]} | {_metric(cells, cc, cond, ww.GOODPUT, 0)} | "
-                       f"{_metric(cells, cc, cond, ww.EVENTS, 0)} | {_metric(cells, cc, cond, ww.OSCILLATION)} | "
+                       f"{_metric(cells, cc, cond, ww.EVENTS, 0)} | {_metric(cells, cc, cond, ww.CWND_RANGE, 0)} | "
+                       f"{_metric(cells, cc, cond, ww.OSCILLATION)} | "
                        f"{_metric(cells, cc, cond, 'bulk0.cwnd_cv')} | "
                        f"{_metric(cells, cc, cond, 'rexmt_data_pkts', 0)} |")
     return out
@@ -80,7 +83,10 @@ def render(run: Run, claims: list[Verdict]) -> str:
     for t in tables(run).values():
         out += [to_markdown(t), ""]
     out += ["## The congestion window per test", "",
-            "Trimmed means over the valid trials; cwnd figures from the first congestion event on.", "",
+            "Trimmed means over the valid trials, for the report's tests, the delay sweep and the mismatch cell. "
+            "cwnd highest - lowest is the report's oscillation (\"the difference between the highest and the "
+            "lowest value in a single experiment\"), over the flow's whole tcp_probe series; the relative "
+            "figures beside it start at the first congestion event.", "",
             *_oscillation_table(run), "", "Figures 5-10 show, per test and algorithm:", "", *_named_trials(run), ""]
     out += ["## Where Westwood+ overtakes CUBIC (beyond the report)", ""]
     for name, spec in run.reference["sweeps"].items():
