@@ -135,7 +135,9 @@ def fig1_testbed(run: Run) -> list[Path]:
     bulk = [f for f in spec["flows"] if f["kind"] == "bulk"]
     voip = [f for f in spec["flows"] if f["kind"] == "voip"]
     ccs = sorted({f["cc"] for f in bulk})
-    box(0.8, 3.4, f"A (s0)\n{len(bulk)} x iperf3\n{', '.join(ccs)}")
+    # the generator the trial ran (testbed.trial.bulk_generator: a spec without one ran iperf3)
+    generator = spec.get("bulk_generator") or "iperf3"
+    box(0.8, 3.4, f"A (s0)\n{len(bulk)} x {generator}\n{', '.join(ccs)}")
     box(0.8, 1.2, f"B (s1)\nUDP {voip[0]['packet_bytes']} B\nevery {voip[0]['interval_ms']} ms" if voip else "B (s1)")
     box(2.7, 2.3, "bl\n(bridge)", "#f3f3f3")
     box(5.0, 2.3, "router rt", "#fde9d9")
