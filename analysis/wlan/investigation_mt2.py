@@ -22,7 +22,7 @@ from typing import Any
 
 from analysis.verdicts import Comparison
 from analysis.wlan.claims import DOWN, RATIO, UP, fixed, mt2_comparisons
-from analysis.wlan.run import VARIANT_STYLE, Run
+from analysis.wlan.run import VARIANT_STYLE, Run, fit_lines
 
 SECTION = "Beyond the paper: what the downlink's gain at M_t = 2 needs"
 
@@ -116,7 +116,8 @@ def section(run: Run) -> list[str]:
            "full-size frames at every receiver besides collisions (shorter frames proportionally fewer), each "
            "loss retried by the MAC within M_t. Figure: investigation_mt2. Each setting is judged by the "
            "claim's comparisons: from M_t = 1 to 2 the downlink goodput rises and the uplink's falls at each Q, "
-           "and at M_t = 2 the ratio is higher with the larger Q, the downlink ahead at the largest.", ""]
+           "and at M_t = 2 the ratio is higher with the larger Q, the downlink ahead at the largest.", "",
+           *fit_lines(next(c for c in run.reference["claims"] if c["id"] == "mt2_downlink_gains"))]
     lines = []
     for s in found:
         label = VARIANT_STYLE[s.variant]["label"]
