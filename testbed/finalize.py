@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import require_valid
-from testbed import cleanup, fidelity, shaping
+from testbed import cleanup, fidelity, shaping, trial_dir
 
 
 def _tcptrace(out: Path) -> None:
@@ -24,9 +24,9 @@ def _tcptrace(out: Path) -> None:
         (out / f"tcptrace-{pcap.stem}.txt").write_text(proc.stdout)
 
 
-
-def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
-    """Analyse `partial` (raw files + provenance.json), write summary.json, move it to final_dir."""
+def finalize(partial: Path, final_dir: Path, may_replace: trial_dir.Fingerprint | None = None) -> dict[str, Any]:
+    """Analyse `partial` (raw files + provenance.json), write summary.json, move it to final_dir,
+    replacing only the folder `may_replace` names there (testbed/trial_dir.py)."""
     from analysis.summarize import measurement_window, summarize_trial  # pandas: host side only
 
     spec = json.loads((partial / "spec.json").read_text())
@@ -58,7 +58,5 @@ def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
     if not spec["scenario"].get("keep_pcap"):
         shutil.rmtree(partial / "pcap", ignore_errors=True)
     (partial / cleanup.OWNER_FILE).unlink(missing_ok=True)
-    if final_dir.exists():
-        shutil.rmtree(final_dir)
-    partial.rename(final_dir)
+    trial_dir.install(partial, final_dir, may_replace)
     return summary

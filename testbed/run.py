@@ -21,7 +21,7 @@ from typing import Any
 
 from tcprepro import CHECKOUT
 from tcprepro.config import ConfigError, load_paper, load_workflow
-from testbed import attempts, cleanup, progress
+from testbed import attempts, cleanup, progress, trial_dir
 from testbed.lanes import try_slot
 from testbed.placement import CannotRun
 
@@ -173,11 +173,13 @@ def _measure_here(spec: dict[str, Any], partial: Path) -> None:
     measure(spec, partial)
 
 
-def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any = None) -> dict[str, Any]:
+def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any = None,
+                may_replace: trial_dir.Fingerprint | None = None) -> dict[str, Any]:
     """One attempt: a fresh .partial directory, the measurement (or the simulation: where="sim",
-    with the model's `binary`), the host-side analysis."""
+    with the model's `binary`), the host-side analysis; its rename replaces only the folder
+    `may_replace` names (testbed/trial_dir.py)."""
     partial = partial_path(final_dir)
-    shutil.rmtree(partial, ignore_errors=True)
+    trial_dir.clear_partial(partial)
     partial.mkdir(parents=True)
     cleanup.claim(partial)
     (partial / "spec.json").write_text(json.dumps(spec, indent=2))
@@ -185,7 +187,7 @@ def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any =
         if where == "sim":
             from testbed import simulate
             simulate.measure(spec, partial, binary)
-            return simulate.finalize(partial, final_dir)
+            return simulate.finalize(partial, final_dir, may_replace)
         from testbed.finalize import finalize
         if where == "vm":
             prebuild_bpf_for_vm(spec)
@@ -196,7 +198,10 @@ def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any =
             _measure_in_uml(spec, partial)
         else:
             _measure_here(spec, partial)
-        return finalize(partial, final_dir)
+        return finalize(partial, final_dir, may_replace)
+    except trial_dir.TakenMeanwhile:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     except BaseException:
         # The result is discarded; its log is kept beside it, where the user will look.
         if (partial / "trial.log").exists():
@@ -206,14 +211,16 @@ def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any =
 
 
 def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_attempts: int,
-                     binary: Any = None) -> dict[str, Any]:
+                     binary: Any = None, may_replace: trial_dir.Fingerprint | None = None) -> dict[str, Any]:
     """Up to `max_attempts` attempts until one is valid. Attempts of earlier runs of this trial
     (testbed/attempts.py) come first in invalid-attempts/ and in the count; if the last attempt is
-    invalid on a real-time lane, all of them are kept for the next run to carry in."""
+    invalid on a real-time lane, all of them are kept for the next run to carry in. The first
+    attempt replaces only the folder `may_replace` names, a later one the attempt before it."""
     earlier = attempts.earlier_attempts(final_dir)
     archived: list[Path] = []
     for attempt in range(1, max_attempts + 1):
-        summary = run_attempt(spec, final_dir, where, binary)
+        summary = run_attempt(spec, final_dir, where, binary, may_replace)
+        may_replace = trial_dir.fingerprint(final_dir)
         if summary["valid"] or attempt == max_attempts:
             break
         keep = final_dir.parent / f".{final_dir.name}-invalid-{attempt}"
@@ -253,13 +260,26 @@ def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_atte
 
 def _measure(args: argparse.Namespace, spec: dict[str, Any], where: str, n_attempts: int,
              binary: Any = None) -> tuple[int, dict[str, Any] | None]:
-    """run_with_retries, with an interrupt or a failure turned into its exit status and one clear
-    line (the details are in the trial's log)."""
+    """run_with_retries holding the trial's lock, with an interrupt or a failure turned into its exit
+    status and one clear line (the details are in the trial's log). A trial another run finished
+    while this one waited for the lock, or measured, is kept: exit 0, nothing measured or replaced.
+    One that was there when this run started (args.found, testbed/trial_dir.py) is replaced."""
     from testbed.interrupt import TrialInterrupted
 
     out = args.out.resolve()
     try:
-        return 0, run_with_retries(spec, out, where, n_attempts, binary)
+        with trial_dir.exclusive(out):
+            there = trial_dir.fingerprint(out)
+            if there is not None and there != args.found:
+                raise trial_dir.TakenMeanwhile("finished by another run while this one waited for it: kept it, "
+                                               "measured nothing")
+            return 0, run_with_retries(spec, out, where, n_attempts, binary, there)
+    except trial_dir.TakenMeanwhile as exc:
+        print(f"trial {args.out}: {exc}")
+        return 0, None
+    except trial_dir.Refused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2, None
     except TrialInterrupted as exc:
         print(f"interrupted ({exc}): trial {args.out} removed, nothing left behind", file=sys.stderr)
         return 130, None
@@ -340,7 +360,10 @@ def main(args: argparse.Namespace) -> int:
     try:
         cfg = load_paper(args.paper)
         spec = cfg.trial_spec(args.cell, args.trial, args.profile)
-    except ConfigError as exc:
+        # Before anything is built, swept or deleted: --out must be this trial's own folder, absent
+        # or a finished trial of this trial, which the run then replaces (testbed/trial_dir.py).
+        args.found = trial_dir.fingerprint(trial_dir.check_out(args.out, spec))
+    except (ConfigError, trial_dir.Refused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if cfg.simulated:

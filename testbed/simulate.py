@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import platform
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 from analysis import require_valid
 from sim import build
 from tcprepro import CHECKOUT
-from testbed import cleanup
+from testbed import cleanup, trial_dir
 
 log = logging.getLogger("tcprepro.trial")
 
@@ -85,10 +84,9 @@ def _measure(spec: dict[str, Any], partial: Path, binary: build.Binary) -> dict[
     return prov
 
 
-
-def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
+def finalize(partial: Path, final_dir: Path, may_replace: trial_dir.Fingerprint | None = None) -> dict[str, Any]:
     """summary.json from the model's raw counters and provenance.json, validated; then the rename
-    into place."""
+    into place, replacing only the folder `may_replace` names there (testbed/trial_dir.py)."""
     prov = json.loads((partial / "provenance.json").read_text())
     require_valid(prov, "provenance")
     spec = json.loads((partial / "spec.json").read_text())
@@ -97,7 +95,5 @@ def finalize(partial: Path, final_dir: Path) -> dict[str, Any]:
     require_valid(summary, "summary")
     (partial / "summary.json").write_text(json.dumps(summary, indent=2))
     (partial / cleanup.OWNER_FILE).unlink(missing_ok=True)
-    if final_dir.exists():
-        shutil.rmtree(final_dir)
-    partial.rename(final_dir)
+    trial_dir.install(partial, final_dir, may_replace)
     return summary

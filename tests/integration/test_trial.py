@@ -162,7 +162,7 @@ def test_missing_kernel_feature_fails_loudly(tmp_path, paper_env, nothing_left_b
     from testbed.host_probes import probe_kernel
     if {c.name: c for c in probe_kernel()}["qdisc:netem"].ok:
         pytest.skip("this kernel has netem")
-    out = tmp_path / "vmsmoke" / "trial-1"
+    out = tmp_path / "vmsmoke" / "cubic-rtt50-f1" / "trial-1"
     proc = subprocess.run(trial_cmd("vmsmoke", "cubic-rtt50-f1", out),
                           env={**paper_env, **os.environ, "TCPREPRO_KERNEL": "host",
                                "TCPREPRO_PAPER_DIR": paper_env["TCPREPRO_PAPER_DIR"]},

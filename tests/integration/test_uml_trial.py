@@ -47,9 +47,9 @@ def runs(lane_env):
     unpriv.mkdir()
     shutil.chown(unpriv, "nobody", "nogroup")
     out = {"a_alone": unpriv / "umlpair" / "cubic-loss0" / "trial-1",
-           "a_beside_b": base / "root" / "x" / "cubic-loss0" / "trial-1",
-           "b_beside_a": base / "root" / "x" / "htcp-loss1" / "trial-1",
-           "b_alone": base / "root" / "y" / "htcp-loss1" / "trial-1"}
+           "a_beside_b": base / "root" / "x" / "umlpair" / "cubic-loss0" / "trial-1",
+           "b_beside_a": base / "root" / "x" / "umlpair" / "htcp-loss1" / "trial-1",
+           "b_alone": base / "root" / "y" / "umlpair" / "htcp-loss1" / "trial-1"}
     results: dict[str, subprocess.CompletedProcess[str]] = {}
     if os.geteuid() == 0 and readable_by_all(CHECKOUT / "tcprepro" / "__init__.py"):
         as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]

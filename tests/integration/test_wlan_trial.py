@@ -38,7 +38,7 @@ def metrics(out: Path) -> dict[str, float]:
 
 
 def test_scheduler_separates_data_from_acks(tmp_path: Path) -> None:
-    wrr, fifo = tmp_path / "dataack" / "trial-1", tmp_path / "fifo" / "trial-1"
+    wrr, fifo = (tmp_path / "wlanshort" / f"dl2-ul2-{s}" / "trial-1" for s in ("dataack", "fifo"))
     for out, cell in ((wrr, "dl2-ul2-dataack"), (fifo, "dl2-ul2-fifo")):
         proc = trial(out, cell)
         assert proc.returncode == 0, proc.stderr
@@ -83,7 +83,7 @@ def test_interrupted_trial_leaves_nothing_behind(tmp_path: Path) -> None:
     papers.mkdir()
     long = (PAPERS / "wlanshort.yaml").read_text().replace("smoke: {duration_s: 12", "smoke: {duration_s: 3000")
     (papers / "wlanlong.yaml").write_text(long.replace("paper: wlanshort", "paper: wlanlong"))
-    out = tmp_path / "results" / "trial-1"
+    out = tmp_path / "results" / "wlanlong" / "dl2-ul2-fifo" / "trial-1"
     proc = trial(out, "dl2-ul2-fifo", papers, "wlanlong", background=True)
     assert isinstance(proc, subprocess.Popen)
     partial = out.with_name("trial-1.partial")
@@ -108,7 +108,7 @@ def test_channel_errors_are_lost_at_their_rate(tmp_path: Path) -> None:
     papers.mkdir()
     text = (PAPERS / "wlanshort.yaml").read_text().replace("paper: wlanshort", "paper: wlannoisy")
     (papers / "wlannoisy.yaml").write_text(text.replace("  seed: 1\n", "  seed: 1\n  frame_error_rate: 0.1\n"))
-    noisy, clean = tmp_path / "noisy" / "trial-1", tmp_path / "clean" / "trial-1"
+    noisy, clean = (tmp_path / p / "dl2-ul2-fifo" / "trial-1" for p in ("wlannoisy", "wlanshort"))
     for out, paper_dir, paper in ((noisy, papers, "wlannoisy"), (clean, PAPERS, "wlanshort")):
         proc = trial(out, "dl2-ul2-fifo", paper_dir, paper)
         assert proc.returncode == 0, proc.stderr
@@ -129,10 +129,10 @@ def test_equivalence_rerun_finds_the_recorded_output_or_the_field_that_differs(t
     named with both values."""
     from sim import equivalence
 
-    out = tmp_path / "results" / "dl2-ul2-fifo" / "trial-1"
+    out = tmp_path / "wlanshort" / "dl2-ul2-fifo" / "trial-1"
     proc = trial(out, "dl2-ul2-fifo")
     assert proc.returncode == 0, proc.stderr
-    [archived] = equivalence.archived_trials(tmp_path / "results", "wlan_dcf")
+    [archived] = equivalence.archived_trials(tmp_path / "wlanshort", "wlan_dcf")
     assert archived.sources == build.sources_sha256("wlan_dcf")
     binary = build.ensure("wlan_dcf", log=False).path
     same = equivalence.rerun(archived, binary, "wlan_dcf", tmp_path / "rerun")
@@ -143,3 +143,24 @@ def test_equivalence_rerun_finds_the_recorded_output_or_the_field_that_differs(t
     changed = equivalence.rerun(archived, binary, "wlan_dcf", tmp_path / "rerun2")
     assert not changed.same
     assert changed.differing == [("down_rx_bytes", raw["down_rx_bytes"], raw["down_rx_bytes"] - 1448)]
+
+
+def test_a_second_run_of_a_trial_waits_and_keeps_the_one_the_first_finished(tmp_path: Path) -> None:
+    """Two runs of one trial (two checkouts sharing a results folder, say): the second waits for the
+    first's lock, then keeps its finished trial; neither deletes the other's folders."""
+    out = tmp_path / "smoke" / "wlanshort" / "dl2-ul2-fifo" / "trial-1"
+    first = trial(out, "dl2-ul2-fifo", background=True)
+    assert isinstance(first, subprocess.Popen)
+    deadline = time.monotonic() + 120
+    while not (out.with_name("trial-1.partial") / "trial.log").exists():
+        assert time.monotonic() < deadline and first.poll() is None, first.communicate()
+        time.sleep(0.05)
+    second = trial(out, "dl2-ul2-fifo")
+    _, first_err = first.communicate(timeout=300)
+    assert first.returncode == 0, first_err
+    assert second.returncode == 0, second.stderr
+    assert "another run writes this trial" in second.stderr
+    assert "finished by another run while this one waited for it: kept it" in second.stdout
+    made = json.loads((out / "provenance.json").read_text())
+    assert "model:" in (out / "trial.log").read_text() and made["rng"]["run"] == 1
+    assert sorted(p.name for p in out.parent.iterdir()) == [".trial-1.lock", "trial-1"]
