@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from tcprepro import CHECKOUT
 
@@ -58,6 +59,24 @@ MODELS = {"wlan_dcf": Model("wlan_dcf", "wlan", ("wlan_dcf.cc", "wlan_dataack_qu
 def adapter(name: str) -> ModuleType:
     """The trial adapter of model `name`: RAW, command(), flows(), problems(), checks(), summarize()."""
     return importlib.import_module(model(name).adapter)
+
+
+def read_output(path: Path) -> dict[str, Any]:
+    """A model's raw counters (its adapter's RAW file). The model does not check its own write: a run
+    that exited 0 with the file missing, empty or cut short (a full disk) is named here (RuntimeError),
+    not taken for a result."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise RuntimeError(f"the model exited 0 but its {path.name} cannot be read ({exc.strerror})") from None
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        raw = None
+    if not isinstance(raw, dict):
+        raise RuntimeError(f"the model exited 0 but wrote {len(text.encode())} bytes of {path.name} that are not "
+                           "its JSON object (a full disk or a failed write?)")
+    return raw
 
 
 @dataclass(frozen=True)

@@ -129,11 +129,16 @@ def rerun(t: Trial, binary: Path, model_name: str, scratch: Path) -> Outcome:
     """Run the trial's spec with `binary`; compare its raw output with the recorded one."""
     adapter = build.adapter(model_name)
     out = scratch / t.cell / t.path.name
-    proc = subprocess.run(adapter.command(binary, t.spec, out), cwd=CHECKOUT, capture_output=True, text=True)
+    out.mkdir(parents=True)
+    # run in its output folder (sim/wlan/model.py command: a path on its command line stops at a space)
+    proc = subprocess.run(adapter.command(binary, t.spec, Path(".")), cwd=out, capture_output=True, text=True)
     if proc.returncode != 0:
         return Outcome(t, error=f"the model exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
     old = json.loads((t.path / adapter.RAW).read_text())
-    new = json.loads((out / adapter.RAW).read_text())
+    try:
+        new = build.read_output(out / adapter.RAW)
+    except RuntimeError as exc:
+        return Outcome(t, error=str(exc))
     differing = [(k, old[k], new.get(k)) for k in sorted(old) if k not in NOT_RESULTS and old[k] != new.get(k)]
     return Outcome(t, differing, sorted(set(new) - set(old)))
 

@@ -45,12 +45,15 @@ def measure(spec: dict[str, Any], partial: Path, binary: build.Binary) -> dict[s
 
 def _measure(spec: dict[str, Any], partial: Path, binary: build.Binary) -> dict[str, Any]:
     model = build.adapter(model_name(spec["scenario"]))
-    argv = model.command(binary.path, spec, partial)
-    log.info("trial %s/%s/%d: %s", spec["paper"], spec["cell"], spec["trial"], " ".join(argv))
+    # The model runs in the trial's folder and writes there (--out=.): ns-3's CommandLine reads a
+    # string value only up to its first space, so a path on its command line would be cut short at a
+    # space in the results folder's name, and the model would write outside it.
+    argv = model.command(binary.path, spec, Path("."))
+    log.info("trial %s/%s/%d: %s (in %s)", spec["paper"], spec["cell"], spec["trial"], " ".join(argv), partial)
     t0 = time.monotonic()
     # The model dies with this runner, whatever ends it (setpriv: parent-death signal).
     proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", "--", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, cwd=partial)
     try:
         output, _ = proc.communicate()
     except BaseException:
@@ -63,7 +66,7 @@ def _measure(spec: dict[str, Any], partial: Path, binary: build.Binary) -> dict[
         log.info("model: %s", line)
     if proc.returncode != 0:
         raise RuntimeError(f"{binary.path.name} exited {proc.returncode}: {output.strip()[-500:]}")
-    raw = json.loads((partial / model.RAW).read_text())
+    raw = build.read_output(partial / model.RAW)
     final_dir = partial.with_name(partial.name.removesuffix(".partial"))
     argv_final = [a if not a.startswith("--out=") else f"--out={final_dir}" for a in argv]
     prov = {
@@ -91,7 +94,7 @@ def finalize(partial: Path, final_dir: Path, may_replace: trial_dir.Fingerprint 
     require_valid(prov, "provenance")
     spec = json.loads((partial / "spec.json").read_text())
     model = build.adapter(model_name(spec["scenario"]))
-    summary = model.summarize(spec, json.loads((partial / model.RAW).read_text()), prov)
+    summary = model.summarize(spec, build.read_output(partial / model.RAW), prov)
     require_valid(summary, "summary")
     (partial / "summary.json").write_text(json.dumps(summary, indent=2))
     (partial / cleanup.OWNER_FILE).unlink(missing_ok=True)

@@ -18,7 +18,9 @@ OPTIONS = {"down": "down", "up": "up", "max_tx_attempts": "maxTxAttempts", "ap_q
 
 
 def command(binary: Path, spec: dict[str, Any], out: Path) -> list[str]:
-    """The model's command line for one trial: every scenario field, the profile's window, the run."""
+    """The model's command line for one trial: every scenario field, the profile's window, the run.
+    `out` should be "." with the model run in the output folder: ns-3's CommandLine keeps a string
+    value only up to its first space, so a longer path could send the output elsewhere."""
     sc = spec["scenario"]
     argv = [str(binary)]
     for field, option in OPTIONS.items():

@@ -33,6 +33,18 @@ def trial(out: Path, cell: str, paper_dir: Path = PAPERS, paper: str = "wlanshor
     return subprocess.run(argv, cwd=CHECKOUT, env=env, text=True, capture_output=True, timeout=300)
 
 
+def running_in(folder: Path) -> list[str]:
+    """Processes whose working folder is `folder` (the model runs in its trial's partial folder)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and os.readlink(proc / "cwd").removesuffix(" (deleted)") == str(folder):
+                found.append(proc.name)
+        except OSError:
+            continue
+    return found
+
+
 def metrics(out: Path) -> dict[str, float]:
     return json.loads((out / "summary.json").read_text())["metrics"]
 
@@ -97,8 +109,7 @@ def test_interrupted_trial_leaves_nothing_behind(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "nothing left behind" in err
     assert not out.exists() and not partial.exists()
-    left = subprocess.run(["pgrep", "-f", f"--out={partial}"], capture_output=True, text=True).stdout
-    assert not left.strip(), f"the model still runs: {left}"
+    assert not running_in(partial), "the model still runs"
 
 
 def test_channel_errors_are_lost_at_their_rate(tmp_path: Path) -> None:
@@ -143,6 +154,58 @@ def test_equivalence_rerun_finds_the_recorded_output_or_the_field_that_differs(t
     changed = equivalence.rerun(archived, binary, "wlan_dcf", tmp_path / "rerun2")
     assert not changed.same
     assert changed.differing == [("down_rx_bytes", raw["down_rx_bytes"], raw["down_rx_bytes"] - 1448)]
+
+
+def test_a_results_folder_with_a_space_gets_the_whole_trial_and_nothing_outside(tmp_path: Path) -> None:
+    """ns-3's CommandLine keeps a string only up to its first space: the model runs in its trial's
+    folder, so `--out` holds no path (testbed/simulate.py)."""
+    out = tmp_path / "my results" / "smoke" / "wlanshort" / "dl2-ul2-fifo" / "trial-1"
+    proc = trial(out, "dl2-ul2-fifo")
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "wlan.json").is_file() and json.loads((out / "summary.json").read_text())["valid"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["my results"], "the model wrote outside the results"
+    prov = json.loads((out / "provenance.json").read_text())
+    assert f"--out={out}" in prov["command"]
+
+
+FULL_DISK = r"""
+import json, pathlib, subprocess, sys, time
+root, argv = pathlib.Path(sys.argv[1]), sys.argv[2:]
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(root)], check=True)
+out = root / "smoke" / "wlanlong" / "dl2-ul2-fifo" / "trial-1"
+proc = subprocess.Popen([*argv, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+log = out.with_name("trial-1.partial") / "trial.log"
+while proc.poll() is None and not (log.exists() and "wlan_dcf" in log.read_text()):
+    time.sleep(0.05)
+subprocess.run(["dd", "if=/dev/zero", f"of={root}/fill", "bs=64k"], capture_output=True)   # until the disk is full
+stdout, stderr = proc.communicate(timeout=300)
+print(json.dumps({"rc": proc.returncode, "stdout": stdout, "stderr": stderr,
+                  "left": sorted(str(p.relative_to(root)) for p in root.rglob("*"))}))
+"""
+
+
+def test_a_model_output_lost_to_a_full_disk_fails_the_trial_and_says_so(tmp_path: Path) -> None:
+    """The model does not check its own write: on a full disk it exits 0 with an empty wlan.json.
+    The runner names that instead of taking it for a result (sim/build.py read_output). A real
+    full disk: a 4 MB tmpfs in a private mount namespace, filled while the model runs."""
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs unprivileged user and mount namespaces (unshare -rm)")
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    text = (PAPERS / "wlanshort.yaml").read_text().replace("smoke: {duration_s: 12", "smoke: {duration_s: 40")
+    (papers / "wlanlong.yaml").write_text(text.replace("paper: wlanshort", "paper: wlanlong"))
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    argv = [sys.executable, "-m", "tcprepro", "trial", "--paper", "wlanlong", "--cell", "dl2-ul2-fifo", "--trial",
+            "1", "--profile", "smoke"]
+    proc = subprocess.run(["unshare", "-rm", sys.executable, "-c", FULL_DISK, str(disk), *argv], cwd=CHECKOUT,
+                          env={**os.environ, "TCPREPRO_PAPER_DIR": str(papers)}, capture_output=True, text=True,
+                          timeout=400)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["rc"] == 1, got
+    assert "the model exited 0 but wrote 0 bytes of wlan.json" in got["stderr"] and "full disk" in got["stderr"]
+    assert not any(p.endswith(("trial-1", "trial-1.partial")) for p in got["left"]), got["left"]
 
 
 def test_a_second_run_of_a_trial_waits_and_keeps_the_one_the_first_finished(tmp_path: Path) -> None:
