@@ -23,6 +23,7 @@ import io
 import json
 import lzma
 import os
+import re
 import shutil
 import tarfile
 from collections.abc import Iterable, Iterator
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcprepro import CHECKOUT, stored_forms
+from tcprepro.config import CELL_ID
 
 DATA = CHECKOUT / "data"
 RESULTS = CHECKOUT / "results"
@@ -39,6 +41,8 @@ SUFFIX = ".tar.xz"
 # changes (analysis/ledbat/metrics.py CACHE): not the trial. An archive written while a name was not
 # yet skipped keeps that file and is not repacked for it.
 SKIP = {".snakemake_timestamp", ".owner", "ledbat-metrics.json"}
+# A manifest's key names one trial of one cell; nothing else is joined to a folder.
+KEY = re.compile(rf"({CELL_ID.pattern})/trial-[1-9][0-9]*")
 
 
 class ArchiveError(RuntimeError):
@@ -213,13 +217,33 @@ def _unpack(archive: Path, expected: dict[str, str], into: Path) -> None:
         raise ArchiveError(f"{archive}: unreadable ({exc}); restore it with `git checkout -- {archive}`") from exc
 
 
+def _checked_keys(manifest: dict[str, dict[str, str]], path: Path, dst: Path) -> None:
+    """Refuse a manifest naming anything but <cell>/trial-<k> inside `dst` (an absolute key, `..`, a
+    link that leads elsewhere), before anything of it is restored."""
+    for key in manifest:
+        inside = (dst / key).parent.resolve().is_relative_to(dst.resolve())
+        if not KEY.fullmatch(key) or not inside:
+            raise ArchiveError(f"{path}: key {key!r} is not <cell>/trial-<k> inside {dst}; nothing restored. Fix: "
+                               f"`git checkout -- {path}` restores the committed manifest")
+
+
+def _source(profile: str, paper: str, data: Path | None) -> tuple[Path, dict[str, dict[str, str]]]:
+    """A paper's archive folder and its manifest; an error naming the folder when it has none."""
+    src = paper_dir(profile, paper, data)
+    if not (src / MANIFEST).is_file():
+        raise ArchiveError(f"{src}: no {MANIFEST}, so no archived {profile} trials of {paper}; check --data, "
+                           "--profile and --paper")
+    return src, _read_manifest(src)
+
+
 def restore(profile: str, papers: Iterable[str], results: Path = RESULTS,
             data: Path | None = None) -> dict[str, Outcome]:
     """Unpack archived trials that results/ lacks; a trial results/ already holds is left alone."""
     out: dict[str, Outcome] = {}
     for paper in papers:
-        src, dst = paper_dir(profile, paper, data), results / profile / paper
-        manifest, outcome = _read_manifest(src), Outcome()
+        (src, manifest), dst = _source(profile, paper, data), results / profile / paper
+        _checked_keys(manifest, src / MANIFEST, dst)
+        outcome = Outcome()
         for key, expected in sorted(manifest.items()):
             archive = src / (key + SUFFIX)
             if not archive.exists():

@@ -122,7 +122,8 @@ def diff(ns: argparse.Namespace) -> int:
          "into it, restore them into results/, or show how much of each paper's run it holds",
          arg("action", choices=["pack", "restore", "status"],
              help="pack: finished trials into data/; restore: data/ into results/; status: what data/ holds"),
-         arg("--profile", default="full", help="whose trials (default: full, the reference runs)"),
+         arg("--profile", default="full", choices=["smoke", "quick", "full"],
+             help="whose trials (default: full, the reference runs)"),
          arg("--paper", action="append", metavar="P",
              help="a paper in config/ (repeatable; default: all)"),
          arg("--results", type=Path, default=None, metavar="DIR",
@@ -136,8 +137,13 @@ def archive(ns: argparse.Namespace) -> int:
 
     try:
         names = ns.paper or paper_names()
+        unknown = [n for n in names if n not in paper_names()]
+        if unknown:     # a name, never a path: it is joined to the archive and results folders
+            raise ConfigError(f"--paper {unknown[0]!r}: not a paper; known papers: {', '.join(paper_names())}")
         papers = {n: load_paper(n) for n in names}
         roots = {"results": (ns.results or arc.RESULTS).absolute(), "data": ns.data and ns.data.absolute()}
+        if ns.action != "pack" and roots["data"] and not roots["data"].is_dir():
+            raise arc.ArchiveError(f"--data {ns.data}: no such folder, nothing to {ns.action}")
         if ns.action == "status":
             print(arc.status(ns.profile, {n: ([c.cell_id for c in p.cells(ns.profile)], p.profile(ns.profile)["trials"])
                                           for n, p in papers.items()}, data=roots["data"]))

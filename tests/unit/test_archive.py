@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import lzma
+import os
 import shutil
 import subprocess
 import sys
@@ -239,3 +240,67 @@ def test_a_paper_s_archive_folder_comes_from_its_config(tmp_path: Path, monkeypa
     assert arc.paper_dir("full", "wlanshort") == tmp_path / "data" / "full" / "wlanshort"
     assert arc.paper_dir("full", "wlanuml") == tmp_path / "data" / "uml" / "full" / "wlanuml"
     assert arc.paper_dir("full", "wlanuml", tmp_path / "else") == tmp_path / "else" / "full" / "wlanuml"
+
+
+def _listing(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_a_manifest_key_that_leaves_the_results_folder_is_refused(tmp_path: Path) -> None:
+    """A key is <cell>/trial-<k>: one with `..` (or absolute, or through a link elsewhere) would have
+    the restore write, and clear its .restore.partial, outside the results folder."""
+    results, data, fresh = tmp_path / "results", tmp_path / "data", tmp_path / "fresh"
+    make_trial(results, "cubic-t1", 1)
+    arc.pack("full", ["westwood"], results, data)
+    src = data / "full" / "westwood"
+    manifest = json.loads((src / arc.MANIFEST).read_text())
+    key = "../../../x/trial-3"                      # from data/full/westwood and fresh/full/westwood: tmp/x
+    (tmp_path / "x").mkdir()
+    shutil.copy(src / "cubic-t1" / "trial-1.tar.xz", tmp_path / "x" / "trial-3.tar.xz")
+    (tmp_path / "x" / "trial-3.restore.partial").mkdir()
+    (tmp_path / "x" / "trial-3.restore.partial" / "keep.txt").write_text("mine")
+    (src / arc.MANIFEST).write_text(json.dumps({key: manifest["cubic-t1/trial-1"]}))
+    before = _listing(tmp_path / "x")
+    with pytest.raises(arc.ArchiveError, match=r"key '\.\./\.\./\.\./x/trial-3' is not <cell>/trial-<k>"):
+        arc.restore("full", ["westwood"], fresh, data)
+    assert _listing(tmp_path / "x") == before and not fresh.exists()
+    for bad in ("/tmp/x/trial-3", "cubic-t1/../../x/trial-3", "cubic-t1/trial-1/..", "cubic-t1/trial-0"):
+        (src / arc.MANIFEST).write_text(json.dumps({bad: manifest["cubic-t1/trial-1"]}))
+        with pytest.raises(arc.ArchiveError, match="is not <cell>/trial-<k>"):
+            arc.restore("full", ["westwood"], fresh, data)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (fresh / "full" / "westwood").mkdir(parents=True)
+    (fresh / "full" / "westwood" / "cubic-t1").symlink_to(elsewhere)
+    (src / arc.MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(arc.ArchiveError, match="is not <cell>/trial-<k> inside"):
+        arc.restore("full", ["westwood"], fresh, data)
+    assert not any(elsewhere.iterdir())
+
+
+def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tcprepro", "archive", *args], cwd=CHECKOUT, capture_output=True,
+                          text=True, env={**os.environ, **env})
+
+
+def test_cli_takes_paper_names_never_paths(tmp_path: Path) -> None:
+    """`--paper ../../x` named a paper config by path and its archive folder outside data/."""
+    evil = tmp_path / "evil.yaml"
+    evil.write_text((CHECKOUT / "tests" / "data" / "papers" / "wlanshort.yaml").read_text())
+    name = os.path.relpath(tmp_path / "evil", CHECKOUT / "config")
+    for action in ("status", "restore", "pack"):
+        proc = _cli(action, "--paper", name)
+        assert proc.returncode == 2 and f"--paper {name!r}: not a paper; known papers: collateral" in proc.stderr
+    proc = _cli("status", "--profile", "../x")
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr
+
+
+def test_cli_restore_from_a_folder_that_is_not_there_is_an_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent"
+    proc = _cli("restore", "--paper", "westwood", "--data", str(missing), "--results", str(tmp_path / "r"))
+    assert proc.returncode == 2 and f"--data {missing}: no such folder" in proc.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = _cli("restore", "--paper", "westwood", "--data", str(empty), "--results", str(tmp_path / "r"))
+    assert proc.returncode == 2 and f"{empty / 'full' / 'westwood'}: no MANIFEST.json" in proc.stderr
+    assert not (tmp_path / "r").exists()
