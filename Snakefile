@@ -80,6 +80,7 @@ include: "rules/figures.smk"
 
 onstart:
     from testbed.progress import write_plan
+    start_writing()
     # The trials of the selected cells (`--config cells=...`) not yet done. A simulated or
     # virtual-time trial has no real-time traffic: its wall time is what the progress log measures.
     # A cell may set its own duration (fixed-size transfers: the bound, an overestimate): "bounded".

@@ -1,5 +1,24 @@
 # Helpers every rule reads: the cells a run selects, where each trial runs, the inputs of trials,
 # cells and figures, and the code digests that rerun the aggregation when its code changes.
+from tcprepro import folders
+
+# Where a run writes and removes its outputs: never /, $HOME, a system folder, nor a folder holding
+# files that are not this project's (tcprepro/folders.py; a link is judged by where it points).
+try:
+    folders.check(config, Path.cwd(), "the workflow config (config/workflow.yaml, the profile's config: or --config)")
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
+
+
+def start_writing():
+    """When a run starts (not a dry run): claim the results folder's profile for this checkout (another
+    checkout's run there at the same time is refused) and mark the folders it writes as ours."""
+    try:
+        folders.claim(RESULTS, Path.cwd())
+    except ConfigError as exc:
+        raise WorkflowError(str(exc)) from None
+    folders.mark("results", Path(config["results"]))
+    folders.mark("figures", FIGURES)
 
 # `--config cells='*-rtt50-*,htcp-rtt100-f1'` runs only the cells matching these globs.
 ONLY = [g.strip() for g in str(config.get("cells") or "").split(",") if g.strip()]

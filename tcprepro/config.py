@@ -398,6 +398,9 @@ def check_config_file(path: Path) -> str:
         raise ConfigError(f"{path}: a config file holds keys at its top level")
     defaults = _parse_yaml((CONFIG_DIR / "workflow.yaml").read_bytes(), CONFIG_DIR / "workflow.yaml")
     check_workflow({**defaults, **data}, where=str(path))
+    # where it may write, judged as the workflow will (relative folders from here)
+    from tcprepro import folders
+    folders.check({**defaults, **data}, Path.cwd(), str(path))
     return f"{path}: workflow config, keys {', '.join(data) or '(none)'}"
 
 

@@ -16,8 +16,8 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 COLLATERAL = CHECKOUT / "config" / "collateral.yaml"
 
 
-def run(tmp_path: Path, *config: str, papers: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "TCPREPRO_PAPER_DIR"}
+def run(tmp_path: Path, *config: str, papers: Path | None = None, **env_extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "TCPREPRO_PAPER_DIR"} | env_extra
     if papers:
         env["TCPREPRO_PAPER_DIR"] = str(papers)
     cmd = [SNAKEMAKE, "--cores", "1", "--directory", str(CHECKOUT), "--snakefile", str(CHECKOUT / "Snakefile"),
@@ -70,3 +70,37 @@ def test_a_bad_paper_value_stops_the_run_and_nothing_runs(tmp_path: Path, mutate
     line = error_line(proc)
     assert line.startswith(str(papers / "collateral.yaml")) and says in line
     assert not (tmp_path / "results").exists() and not list(tmp_path.rglob("PWNED"))
+
+
+@pytest.mark.parametrize(("where", "says"), [
+    ("results=/", "field 'results': '/' (/) is the file system's root"),
+    ("figures=/etc/tcprepro", "field 'figures': '/etc/tcprepro' (/etc/tcprepro) is inside the system folder /etc"),
+    ("results={home}", "is your home folder itself"),
+    ("results={tmp}/mine", "holds files that are not this project's (thesis.tex)"),
+    ("figures={tmp}/link", "(" + "{tmp}/mine) holds files that are not this project's"),
+])
+def test_a_results_or_figures_folder_that_is_not_the_project_s_stops_the_run(tmp_path: Path, where: str,
+                                                                              says: str) -> None:
+    """Snakemake removes outputs before remaking them: / , $HOME, a system folder or a folder of
+    others' files (also through a link) is refused at load, in one line (tcprepro/folders.py)."""
+    home, mine = tmp_path / "home", tmp_path / "mine"
+    for folder in (home, mine):
+        folder.mkdir()
+    (mine / "thesis.tex").write_text("mine")
+    (tmp_path / "link").symlink_to(mine)
+    # --dry-run: a workflow that let such a folder through would plan a run, not write there
+    proc = run(tmp_path, "papers=[wlan]", where.format(home=home, tmp=tmp_path), "--dry-run", HOME=str(home))
+    assert proc.returncode != 0
+    assert says.format(tmp=tmp_path) in error_line(proc) and "Fix:" in error_line(proc)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]
+    assert {p.name for p in home.iterdir()} <= {".cache"}         # Snakemake's own cache, nothing of a run
+    assert not (tmp_path / "results").exists() and not (tmp_path / "figures").exists()
+
+
+def test_an_empty_folder_and_one_a_run_wrote_are_accepted(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "old" / "quick").mkdir(parents=True)
+    for where in ("results={tmp}/empty", "results={tmp}/old"):
+        proc = run(tmp_path, "papers=[wlan]", where.format(tmp=tmp_path), "--dry-run")
+        assert proc.returncode == 0, proc.stderr[-2000:]

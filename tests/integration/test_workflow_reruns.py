@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -87,3 +88,51 @@ def test_a_trial_whose_last_attempt_failed_on_a_real_time_lane_is_measured_again
     validate(again, "summary")
     assert not attempts.earlier_dir(trial).exists()
     assert "Nothing to be done" in snakemake("--dry-run")
+
+
+def checkout_view(where: Path) -> Path:
+    """Another checkout, as Snakemake sees one: a working folder of its own (its .snakemake, its
+    locks and records) whose files are this checkout's (links), the Snakefile this one's."""
+    where.mkdir()
+    for entry in CHECKOUT.iterdir():
+        if entry.name not in (".snakemake", ".git", "results", "figures"):
+            (where / entry.name).symlink_to(entry)
+    return where
+
+
+def test_two_checkouts_never_write_one_results_folder_at_once(tmp_path: Path) -> None:
+    """Each Snakemake locks only its own checkout's outputs: a second checkout's run in the same
+    results folder once removed the first's finished trials (a trial that appeared after it planned
+    its run is removed before its job; a failed job's outputs after it). While one checkout's run
+    writes a results folder, another's is refused in one line and deletes nothing; once it ended,
+    the other finds nothing to do."""
+    papers, results = tmp_path / "papers", tmp_path / "results"
+    papers.mkdir()
+    text = (PAPERS / "wlanshort.yaml").read_text().replace("smoke: {duration_s: 12, warmup_s: 2, trials: 1}",
+                                                           "smoke: {duration_s: 30, warmup_s: 2, trials: 2}")
+    (papers / "wlanshort.yaml").write_text(text)
+    env = {**os.environ, "TCPREPRO_PAPER_DIR": str(papers)}
+
+    def snakemake(checkout: Path) -> list[str]:
+        return [SNAKEMAKE, "--cores", "1", "--directory", str(checkout), "--snakefile", str(CHECKOUT / "Snakefile"),
+                "--config", "papers=[wlanshort]", f"results={results}", f"figures={tmp_path / 'figures'}",
+                "profile=smoke"]
+
+    first, second = checkout_view(tmp_path / "a"), checkout_view(tmp_path / "b")
+    running = subprocess.Popen(snakemake(first), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not (results / "smoke" / ".plan.json").exists():      # written once its run has claimed the folder
+        assert time.monotonic() < deadline and running.poll() is None, running.communicate()[0][-3000:]
+        time.sleep(0.1)
+    refused = subprocess.run(snakemake(second), env=env, capture_output=True, text=True, timeout=300)
+    out, _ = running.communicate(timeout=600)
+    assert running.returncode == 0, out[-3000:]
+    assert refused.returncode != 0 and running.pid and "rule trial:" not in refused.stdout + refused.stderr
+    assert (f"{results / 'smoke'} is being written by the workflow of another checkout (checkout {first}, "
+            f"pid {running.pid})") in refused.stdout + refused.stderr
+    trials = sorted((results / "smoke" / "wlanshort").glob("*/trial-*"))
+    assert len(trials) == 4 and "were not present when the DAG was created" not in out
+    made = {t: (t / "summary.json").stat().st_mtime_ns for t in trials}
+    again = subprocess.run(snakemake(second), env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stderr[-3000:]
+    assert {t: (t / "summary.json").stat().st_mtime_ns for t in trials} == made

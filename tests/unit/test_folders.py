@@ -1,0 +1,102 @@
+"""Where a workflow may write (tcprepro/folders.py): never /, $HOME, a system folder, or a folder of
+others' files, judged where a link points; one checkout's runs at a time in a results folder."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tcprepro import CHECKOUT, folders
+from tcprepro.config import ConfigError
+
+
+def check(tmp_path: Path, **config: str) -> None:
+    folders.check({"results": str(tmp_path / "r"), "figures": str(tmp_path / "f"), **config}, tmp_path, "cfg")
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("/", "is the file system's root"),
+    ("/etc", "is inside the system folder /etc"),
+    ("/usr/local/x", "is inside the system folder /usr"),
+    ("/proc/self", "is inside the system folder /proc"),
+])
+def test_system_folders_are_refused(tmp_path: Path, value: str, says: str) -> None:
+    for kind in ("results", "figures"):
+        with pytest.raises(ConfigError) as err:
+            check(tmp_path, **{kind: value})
+        assert f"cfg: field '{kind}': {value!r}" in str(err.value) and says in str(err.value)
+        assert "Fix:" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_home_itself_is_refused_a_folder_in_it_is_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(ConfigError, match="is your home folder itself"):
+        check(tmp_path, results=str(tmp_path))
+    check(tmp_path, results=str(tmp_path / "results"))
+
+
+def test_a_folder_of_other_files_is_refused_also_through_a_link(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("")
+    with pytest.raises(ConfigError, match=r"holds files that are not this project's \(thesis.tex\)"):
+        check(tmp_path, results="mine")
+    (tmp_path / "link").symlink_to(mine)
+    with pytest.raises(ConfigError, match=r"'link' \(.*/mine\) holds files"):
+        check(tmp_path, figures="link")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ConfigError, match="is a file"):
+        check(tmp_path, results="file")
+
+
+def test_new_empty_marked_or_written_folders_are_accepted(tmp_path: Path) -> None:
+    check(tmp_path)                                        # neither exists
+    for name in ("r", "f"):
+        (tmp_path / name).mkdir()
+    check(tmp_path)                                        # both empty
+    (tmp_path / "r" / "quick").mkdir()
+    (tmp_path / "r" / "notes.txt").write_text("")
+    (tmp_path / "f" / "collateral" / "smoke").mkdir(parents=True)
+    check(tmp_path)                                        # what runs write
+    marked = tmp_path / "marked"
+    folders.mark("results", marked)
+    (marked / "other").write_text("")
+    check(tmp_path, results="marked", figures="marked2")
+    folders.check({"results": "results", "figures": "figures"}, CHECKOUT, "cfg")   # this checkout's own
+
+
+def test_a_second_checkout_s_claim_is_refused_while_the_first_holds_one(tmp_path: Path) -> None:
+    """The claim lives as long as its process (an flock): here a child holds the first."""
+    results = tmp_path / "results" / "smoke"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, pathlib
+        from tcprepro import folders
+        folders.claim(pathlib.Path({str(results)!r}), pathlib.Path({str(tmp_path / 'a')!r}))
+        print("held", flush=True)
+        sys.stdin.read()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=CHECKOUT)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    try:
+        with pytest.raises(ConfigError, match=rf"being written by the workflow of another checkout \(checkout "
+                                              rf"{tmp_path / 'a'}, pid {holder.pid}\).*Fix: wait"):
+            folders.claim(results, tmp_path / "b")
+        folders.claim(results, tmp_path / "a")               # the same checkout's other run may
+        folders.release()
+    finally:
+        holder.communicate("")
+    folders.claim(results, tmp_path / "b")                   # the first run has ended
+    folders.release()
+
+
+def test_check_config_judges_a_config_file_s_folders_too(tmp_path: Path) -> None:
+    """`tcprepro check-config mine.yaml`, before `snakemake --configfile mine.yaml`."""
+    from tcprepro.cli import main
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("results: /\n")
+    assert main(["check-config", str(mine)]) == 2
+    mine.write_text(f"results: {tmp_path / 'new'}\nfigures: {tmp_path / 'figs'}\n")
+    assert main(["check-config", str(mine)]) == 0
