@@ -5,8 +5,9 @@ or figures folder that is not this project's would lose whatever sits at an outp
 The rule, checked when the workflow loads, on the folder a link points to:
 - never `/`, $HOME itself, or a system folder or anything inside one (/etc, /usr, /proc, ...);
 - an existing folder is empty, or already one of ours: marked by a run (MARK: a run marks the
-  folders it starts writing), holding what runs write (a profile folder smoke/, quick/, full/ of
-  trials; a REPORT*.md or <paper>/<profile>/ of figures), or this checkout's results/ or figures/.
+  folders it starts writing), holding what runs write (a profile folder smoke/, quick/, full/ or
+  the VM lane's .vm/ of trials; a REPORT*.md or <paper>/<profile>/ of figures), or this checkout's
+  results/ (and below) or figures/.
 
 Two checkouts writing one results folder at once would undo each other: each Snakemake locks only
 its own checkout's outputs, removes a trial that appeared after it planned the run before running
@@ -57,7 +58,7 @@ def ours(kind: str, path: Path) -> bool:
     if (path / MARK[kind]).is_file() or path in own.values():
         return True
     if kind == "results":
-        return path.is_relative_to(own["results"]) or any((path / p).is_dir() for p in PROFILES)
+        return path.is_relative_to(own["results"]) or any((path / p).is_dir() for p in (*PROFILES, ".vm"))
     return any(path.glob("REPORT*.md")) or any((d / p).is_dir() for d in path.iterdir() if d.is_dir()
                                                for p in PROFILES)
 
