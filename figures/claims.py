@@ -93,8 +93,8 @@ def investigation_link(v: dict[str, Any], where: str = "") -> str:
 
 def fit_text(fit: dict[str, str]) -> str:
     """A fit named as one: parameters swept until a number matched explain nothing by themselves."""
-    return (f"**This is a fit, not an explanation**: {fit['parameters'].strip()} were swept until the paper's "
-            f"numbers matched ({fit['tried'].strip()}). Against it: {fit['against'].strip()}")
+    return (f"**This is a fit, not an explanation**: {fit['parameters'].strip()} were swept towards the paper's "
+            f"numbers ({fit['tried'].strip()}). Against it: {fit['against'].strip()}")
 
 
 def bar_lines(v: dict[str, Any]) -> list[str]:

@@ -74,7 +74,7 @@ def test_every_paper_config_still_loads() -> None:
     (lambda d: d["reference"]["claims"][0].update(id="Not an id"), "reference.claims[0].id"),
         (lambda d: d["reference"]["claims"][0]["bars"]["rounding_pkts_s"].pop("why"), "reference.claims[0].bars"),
     (lambda d: d["reference"]["figures"]["fig2"].update(quantity="cwnd"), "reference.figures.fig2.quantity"),
-    (lambda d: d["reference"].pop("near_one"), "'near_one' is a required property"),
+    (lambda d: d["reference"].pop("choices"), "'choices' is a required property"),
 ])
 def test_bad_field_is_named(tmp_path: Path, mutate: Any, named: str) -> None:
     with pytest.raises(ConfigError) as err:
