@@ -3,7 +3,8 @@
 Snakemake removes an output before the job that makes it and after a job that failed, so a results
 or figures folder that is not this project's would lose whatever sits at an output's path there.
 The rule, checked when the workflow loads, on the folder a link points to:
-- never `/`, $HOME itself, or a system folder or anything inside one (/etc, /usr, /proc, ...);
+- never `/`, $HOME or this checkout itself, or a system folder or anything inside one (/etc, /usr,
+  /proc, ...);
 - an existing folder is empty, or already one of ours: marked by a run (MARK: a run marks the
   folders it starts writing), holding what runs write (a profile folder smoke/, quick/, full/ or
   the VM lane's .vm/ of trials; a REPORT*.md or <paper>/<profile>/ of figures), or this checkout's
@@ -39,6 +40,8 @@ def _problem(kind: str, path: Path) -> str | None:
         return "is the file system's root"
     if home and path == Path(home).resolve():
         return "is your home folder itself"
+    if path == CHECKOUT:
+        return "is this checkout itself"
     system = next((s for s in SYSTEM if path.is_relative_to(s)), None)
     if system and not any(path.is_relative_to(s) for s in SCRATCH):
         return f"is inside the system folder {system}"

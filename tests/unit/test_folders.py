@@ -66,6 +66,8 @@ def test_new_empty_marked_or_written_folders_are_accepted(tmp_path: Path) -> Non
     (marked / "other").write_text("")
     check(tmp_path, results="marked", figures="marked2")
     folders.check({"results": "results", "figures": "figures"}, CHECKOUT, "cfg")   # this checkout's own
+    with pytest.raises(ConfigError, match="is this checkout itself"):
+        folders.check({"results": "results", "figures": "."}, CHECKOUT, "cfg")
 
 
 def test_a_second_checkout_s_claim_is_refused_while_the_first_holds_one(tmp_path: Path) -> None:
