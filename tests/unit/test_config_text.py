@@ -77,11 +77,34 @@ def explanations(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
             yield f"claim {claim['id']}: bar {name}", bar["why"]
 
 
+# A reason may show its working on the paper's numbers: "a × b = c" (or / + -), each operand allowed,
+# the result printed to its own precision.
+WORKING = re.compile(r"(\d[\d.,]*)\s*([×x*/+−-])\s*(\d[\d.,]*)\s*=\s*(\d[\d.,]*)")
+OPS = {"×": float.__mul__, "x": float.__mul__, "*": float.__mul__, "/": float.__truediv__,
+       "+": float.__add__, "-": float.__sub__, "−": float.__sub__}
+
+
+def worked(text: str, allowed: set[float]) -> set[float]:
+    """Results of the working a text shows on allowed numbers, where the arithmetic is right."""
+    out: set[float] = set()
+    for a, op, b, c in WORKING.findall(text):
+        a, b, c = a.rstrip(".,"), b.rstrip(".,"), c.rstrip(".,")
+        known = {x for x in (a, b) if plain(x) or value(x) in allowed}
+        if len(known) < 2 and a != b:
+            continue
+        got, printed = OPS[op](value(a), value(b)), value(c)
+        step = 10.0 ** -(len(c.split(".")[1]) if "." in c else 0)
+        if abs(got - printed) <= step / 2 + 1e-9:
+            out.add(printed)
+    return out
+
+
 def foreign_numbers(data: dict[str, Any]) -> list[str]:
     allowed = pool(data)
     out = []
     for where, text in explanations(data):
-        alien = sorted({t for t in numbers(text) if not plain(t) and value(t) not in allowed}, key=value)
+        ok = allowed | worked(text, allowed)
+        alien = sorted({t for t in numbers(text) if not plain(t) and value(t) not in ok}, key=value)
         if alien:
             out.append(f"{where}: {', '.join(alien)}")
     return out
@@ -100,6 +123,13 @@ def test_a_measured_number_in_a_why_is_refused() -> None:
     data["reference"]["claims"][0]["why"] = "Table 2 holds ours beside the paper's 456.2 ms (figure 3)."
     data["reference"]["claims"][0]["bars"]["tol"]["why"] = "the paper prints one decimal: 7 ms is 1.5 % of 456.2"
     assert foreign_numbers(data) == ["claim x: bar tol: 1.5"]
+    # working shown on the paper's numbers is no number of ours; wrong arithmetic is
+    data["reference"]["claims"][0]["bars"]["tol"]["why"] = "the paper's 456.2 ms x 1.05 = 479.01 ms"
+    assert foreign_numbers(data) == ["claim x: bar tol: 1.05, 479.01"]     # 1.05 is not the paper's
+    data["reference"]["claims"][0]["text"] = "CUBIC 456.2 ms, about 5 % (a factor 1.05)"
+    assert foreign_numbers(data) == []
+    data["reference"]["claims"][0]["bars"]["tol"]["why"] = "the paper's 456.2 ms x 1.05 = 481.3 ms"
+    assert foreign_numbers(data) == ["claim x: bar tol: 481.3"]
 
 
 def _paper_text(data: dict[str, Any]) -> str | None:
