@@ -79,7 +79,8 @@ def explanations(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 # A reason may show its working on the paper's numbers: "a × b = c" (or / + -), each operand allowed,
 # the result printed to its own precision.
-WORKING = re.compile(r"(\d[\d.,]*)\s*([×x*/+−-])\s*(\d[\d.,]*)\s*=\s*(\d[\d.,]*)")
+UNIT = r"(?:\s*[A-Za-z%]+(?:/s)?)?"
+WORKING = re.compile(rf"(\d[\d.,]*){UNIT}\s+([×x*/+−-])\s+(\d[\d.,]*){UNIT}\s*=\s*(\d[\d.,]*)")
 OPS = {"×": float.__mul__, "x": float.__mul__, "*": float.__mul__, "/": float.__truediv__,
        "+": float.__add__, "-": float.__sub__, "−": float.__sub__}
 
