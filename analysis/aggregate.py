@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +108,25 @@ def aggregate_metrics(summaries: list[dict[str, Any]]) -> dict[str, dict[str, An
         if pairs:
             out[name] = {"trials": [t for t, _ in pairs], "values": [v for _, v in pairs]}
             out[name] |= trimmed_stats([v for _, v in pairs])
+    return out
+
+
+def with_trial_metrics(results: Path, cells: dict[str, dict[str, Any]], needs: Sequence[str],
+                       compute: Callable[[Path], dict[str, float]],
+                       only: Callable[[str], bool] = lambda _cell_id: True) -> dict[str, dict[str, Any]]:
+    """The cells (`only` those selected) with metrics a paper computes from each valid trial's raw
+    files merged into their `metrics` (per trial, then the papers' trimmed mean). A trial whose
+    `needs` files are not at hand adds nothing: those metrics stay unmeasured, never guessed."""
+    out = dict(cells)
+    for cell_id, cell in cells.items():
+        if not only(cell_id):
+            continue
+        per_trial = []
+        for k in cell.get("trials", []):
+            trial = results / cell_id / f"trial-{k}"
+            if all((trial / name).exists() for name in needs):
+                per_trial.append({"trial": k, "metrics": compute(trial)})
+        out[cell_id] = {**cell, "metrics": {**cell.get("metrics", {}), **aggregate_metrics(per_trial)}}
     return out
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.aggregate import aggregate_metrics
+from analysis.aggregate import with_trial_metrics
 from analysis.epochs import congestion_events
 
 
@@ -63,17 +63,10 @@ def with_mode_share(results: Path, cells: dict[str, dict[str, Any]], windows: Se
     then the papers' trimmed mean); other cells as they are."""
     if not windows:
         return cells
-    out = dict(cells)
-    for cell_id, cell in cells.items():
-        if (params.get(cell_id) or {}).get("cc") != "htcp":
-            continue
-        per_trial = []
-        for k in cell.get("trials", []):
-            trial = results / cell_id / f"trial-{k}"
-            if not all((trial / name).exists() for name in ("provenance.json", "tcp_probe.trace")):
-                continue                    # raw files not here: the share stays unmeasured
-            events = flow_events(trial)
-            values = {metric_name(w): s for w in windows if (s := mode_share(events, w)) is not None}
-            per_trial.append({"trial": k, "metrics": values})
-        out[cell_id] = {**cell, "metrics": {**cell.get("metrics", {}), **aggregate_metrics(per_trial)}}
-    return out
+
+    def shares(trial: Path) -> dict[str, float]:
+        events = flow_events(trial)
+        return {metric_name(w): s for w in windows if (s := mode_share(events, w)) is not None}
+
+    return with_trial_metrics(results, cells, ("provenance.json", "tcp_probe.trace"), shares,
+                              only=lambda cell_id: (params.get(cell_id) or {}).get("cc") == "htcp")

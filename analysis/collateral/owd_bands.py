@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.aggregate import aggregate_metrics
+from analysis.aggregate import with_trial_metrics
 from analysis.parsers import read_voip
 from analysis.summarize import measurement_window, voip_in_window
 
@@ -81,15 +81,9 @@ def with_band_metrics(results: Path, cells: dict[str, dict[str, Any]],
     papers' trimmed mean)."""
     if not bands:
         return cells
-    out = {}
-    for cell_id, cell in cells.items():
-        per_trial = []
-        for k in cell.get("trials", []):
-            trial = results / cell_id / f"trial-{k}"
-            if not all((trial / name).exists() for name in ("spec.json", "provenance.json")):
-                continue                    # raw files not here: its bands stay unmeasured
-            owd = owd_samples(trial)
-            values = {metric_name(b): d for b in bands if (d := density(owd, b)) is not None}
-            per_trial.append({"trial": k, "metrics": values})
-        out[cell_id] = {**cell, "metrics": {**cell.get("metrics", {}), **aggregate_metrics(per_trial)}}
-    return out
+
+    def densities(trial: Path) -> dict[str, float]:
+        owd = owd_samples(trial)
+        return {metric_name(b): d for b in bands if (d := density(owd, b)) is not None}
+
+    return with_trial_metrics(results, cells, ("spec.json", "provenance.json"), densities)
