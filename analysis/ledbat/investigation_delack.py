@@ -82,7 +82,8 @@ def rejudge(run: Run) -> list[Rejudged]:
     for t in twins(run):
         swapped = {**run.cells, t.paper_cell: run.cells[t.cell_id]}
         flipped = {v.claim: v for v in lc.evaluate(swapped, run.cfg, run.profile)}
-        changed = [(reference[c], flipped[c]) for c in reference if _evidence(reference[c]) != _evidence(flipped[c])]
+        changed = [(reference[c], flipped[c]) for c in reference
+                   if c not in lc.READS_TWINS and _evidence(reference[c]) != _evidence(flipped[c])]
         out.append(Rejudged(t, changed))
     return out
 

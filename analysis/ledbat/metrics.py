@@ -10,17 +10,29 @@ Per trial, on the trial's clock (0 = the first flow's start):
   the sender's capture), as a time since the first flow's start, the way the paper quotes them;
 - mean sum rate (the paper's Fig 5): every flow's bytes over the time from the first start to the
   last completion; link utilisation: that over the bottleneck rate (headers cap it at 1448/1514);
-- Jain's index: per 1-s bin over the flows active in the whole bin, averaged over the bins where
-  two or more were (the flows start 15 s apart and finish apart: one index over whole-run means
-  would hide the late-comer advantage);
+- Jain's index per bin (`jain_mean`): per 1-s bin over the flows active in the whole bin, averaged
+  over the bins where two or more were: how evenly the link is divided from second to second,
+  which flows that alternate (do not synchronise) lower;
+- the share of the bandwidth (`jain_share`): Jain's index of the bytes each flow moved over a
+  phase, a run of bins with one set of two or more active flows (it changes at each start and
+  completion), averaged over the phases weighted by their length: whether the flows got the same
+  share over the time they ran together, what the paper's completion times measure and what it
+  keeps apart from synchronising (MD-NF2 "does not perfectly divide the bandwidth but
+  approximately gives each flow an equal share"); `restart_jain`: the same over the first phase
+  that a completion opens after every flow has started (the flows left when the dominating one
+  finished, section 5.2);
+- the first flow's mean rate over its lone phase (`lone_rate_mbit_s`: how fast it increases);
+  the queue's median while the first two LEDBAT flows both run, over the second half of that time
+  (`both_queue_p50_ms`: what a late-comer adds on top of the first flow's queue);
 - shares: the late-comer's (second flow's) share of the two first flows' rate while both run; in
   Fig 6, the LEDBAT flow's share of the link while the TCP flow runs;
 - time under half the link: the 1-s bins, from the first start to the last completion, in which
   all flows together moved less than half the bottleneck rate (a flow locked at a window of 2-3
   packets by delayed ACKs shows here, figures/crossval/crossval.md).
-- per arrival k (flow k joins, k >= 2): Jain's index over the last ARRIVAL_SETTLED_S before the
-  next flow joins (after the last arrival: as long after it as the flows are apart), i.e. whether
-  the flows reached an equal share before the next one disturbed them (the paper's Fig 4 reading);
+- per arrival k (flow k joins, k >= 2): Jain's index of the bytes the flows moved over the last
+  ARRIVAL_SETTLED_S before the next flow joins (after the last arrival: as long after it as the
+  flows are apart), i.e. whether the flows reached an equal share before the next one disturbed
+  them (the paper's Fig 4 reading);
   and the queue's minimum over the first ARRIVAL_SETTLED_S after the arrival: the newcomer's first
   seconds of base-delay samples are exact when it reaches zero (the late-comer's advantage needs
   a queue that does not drain).
@@ -156,6 +168,50 @@ def mean_jain(flows: list[Flow], bin_s: float = BIN_S) -> float | None:
     return float(np.mean(values)) if values else None
 
 
+def phases(flows: list[Flow], bin_s: float = BIN_S) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """Runs of consecutive bins in which one set of two or more flows is active (indices into
+    `flows`, the bins), in time order: the set changes at every start and completion."""
+    if len(flows) < 2:
+        return []
+    n = min(len(f.rate_mbit) for f in flows)
+    active = np.array([active_bins(f, n, bin_s) for f in flows])
+    out: list[tuple[tuple[int, ...], list[int]]] = []
+    for k in range(n):
+        key = tuple(int(j) for j in np.flatnonzero(active[:, k]))
+        if out and out[-1][0] == key and out[-1][1][-1] == k - 1:
+            out[-1][1].append(k)
+        else:
+            out.append((key, [k]))
+    return [(key, np.array(bins)) for key, bins in out if len(key) >= 2]
+
+
+def phase_jain(flows: list[Flow], members: tuple[int, ...], bins: np.ndarray) -> float | None:
+    """Jain's index of the bytes the member flows moved over the bins (their share of the bandwidth)."""
+    return jain_index(np.array([flows[j].rate_mbit[bins].sum() for j in members]))
+
+
+def jain_share(flows: list[Flow], bin_s: float = BIN_S) -> float | None:
+    """Jain's index of each phase's bytes per flow, averaged over the phases weighted by length."""
+    found = [(v, len(bins)) for members, bins in phases(flows, bin_s)
+             if (v := phase_jain(flows, members, bins)) is not None]
+    weight = sum(w for _, w in found)
+    return float(sum(v * w for v, w in found) / weight) if weight else None
+
+
+def restart_jain(flows: list[Flow], bin_s: float = BIN_S) -> float | None:
+    """Jain's index of the bytes over the first phase that a completion opens once every flow has
+    started: the flows left when one finished (section 5.2: flows that "restart after the currently
+    dominating flow finished")."""
+    last_start = max((f.start_s for f in flows), default=0.0)
+    ends = sorted(f.done_s for f in flows if f.done_s is not None and f.done_s > last_start)
+    if not ends:
+        return None
+    for members, bins in phases(flows, bin_s):
+        if (bins[0] + 1) * bin_s > ends[0]:         # the first bin the completed flow does not span
+            return phase_jain(flows, members, bins)
+    return None
+
+
 def share_while_both(a: Flow, b: Flow, bin_s: float = BIN_S, settled: float = 0.0) -> float | None:
     """a's share of a + b, over the bins where both are active (bytes, not a mean of ratios);
     `settled` > 0 leaves out that fraction of those bins at their start (a newcomer's start-up
@@ -203,11 +259,36 @@ def lone_queue_ms(s: TrialSeries) -> tuple[float, float, float] | None:
     return float(p10), float(p50), float(p90)
 
 
+def lone_rate_mbit(s: TrialSeries, bin_s: float = BIN_S) -> float | None:
+    """The first flow's mean rate over the whole bins before the second flow starts."""
+    if len(s.flows) < 2:
+        return None
+    first = min(s.flows, key=lambda f: f.start_s)
+    second = sorted(f.start_s for f in s.flows)[1]
+    bins = np.arange(math.ceil(first.start_s / bin_s), math.floor(second / bin_s))
+    bins = bins[bins < len(first.rate_mbit)]
+    return float(first.rate_mbit[bins].mean()) if len(bins) else None
+
+
+def both_queue_ms(s: TrialSeries, ledbat: list[Flow]) -> float | None:
+    """The queue's median over the second half of the time the first two LEDBAT flows both run
+    (until one completes or a third joins)."""
+    if len(ledbat) < 2:
+        return None
+    a, b = sorted(ledbat, key=lambda f: f.start_s)[:2]
+    ends = [d for d in (a.done_s, b.done_s) if d is not None] + [f.start_s for f in ledbat if f.start_s > b.start_s]
+    if not ends:
+        return None
+    start, end = b.start_s, min(ends)
+    m = (s.queue_t >= start + (end - start) / 2) & (s.queue_t < end)
+    return float(np.median(s.queue_ms[m])) if m.any() else None
+
+
 def arrival_metrics(flows: list[Flow], s: TrialSeries, bin_s: float = BIN_S) -> dict[str, float]:
-    """Per arrival k >= 2 of staggered flows: `arrival<k>_jain`, Jain's index over the flows active
-    in the last ARRIVAL_SETTLED_S before the next start (after the last start: the same spacing
-    after it), and `arrival<k>_queue_min_ms`, the queue's minimum over the first ARRIVAL_SETTLED_S
-    after the start."""
+    """Per arrival k >= 2 of staggered flows: `arrival<k>_jain`, Jain's index of the bytes of the
+    flows active through the last ARRIVAL_SETTLED_S before the next start (after the last start: the
+    same spacing after it), and `arrival<k>_queue_min_ms`, the queue's minimum over the first
+    ARRIVAL_SETTLED_S after the start."""
     starts = sorted(f.start_s for f in flows)
     if len(starts) < 2:
         return {}
@@ -218,10 +299,10 @@ def arrival_metrics(flows: list[Flow], s: TrialSeries, bin_s: float = BIN_S) -> 
     for k in range(2, len(starts) + 1):
         start = starts[k - 1]
         end = starts[k] if k < len(starts) else start + (start - starts[k - 2])
-        bins = range(max(0, math.ceil((end - ARRIVAL_SETTLED_S) / bin_s)), min(n, math.floor(end / bin_s)))
-        values = [v for b in bins if active[:, b].sum() >= 2 and (v := jain_index(rates[active[:, b], b])) is not None]
-        if values:
-            out[f"arrival{k}_jain"] = float(np.mean(values))
+        bins = np.arange(max(0, math.ceil((end - ARRIVAL_SETTLED_S) / bin_s)), min(n, math.floor(end / bin_s)))
+        throughout = active[:, bins].all(axis=1) if len(bins) else np.zeros(len(flows), dtype=bool)
+        if throughout.sum() >= 2 and (v := jain_index(rates[throughout][:, bins].sum(axis=1))) is not None:
+            out[f"arrival{k}_jain"] = v
         first = (s.queue_t >= start) & (s.queue_t < start + ARRIVAL_SETTLED_S)
         if first.any():
             out[f"arrival{k}_queue_min_ms"] = float(s.queue_ms[first].min())
@@ -241,6 +322,10 @@ def trial_metrics(s: TrialSeries) -> dict[str, float]:
     if out["sum_rate_mbit_s"] is not None:
         out["utilisation"] = out["sum_rate_mbit_s"] / (s.rate_kbit / 1000)
     out["jain_mean"] = mean_jain(ledbat)
+    out["jain_share"] = jain_share(ledbat)
+    out["restart_jain"] = restart_jain(ledbat)
+    out["lone_rate_mbit_s"] = lone_rate_mbit(s)
+    out["both_queue_p50_ms"] = both_queue_ms(s, ledbat)
     out["underused_s"] = underused_s(s)
     if len(ledbat) >= 2:
         out["late_share"] = share_while_both(ledbat[1], ledbat[0])

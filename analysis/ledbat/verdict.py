@@ -109,8 +109,11 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out += ["", *claims_md.section(claims)]
     out += ["## Completion times beside the paper", "", to_markdown(completion(run)), "",
             "## Beyond the paper: fairness and utilisation", "",
-            "Jain's index: per 1-s bin over the LEDBAT flows running through the whole bin, averaged over "
-            "the bins with two or more. Utilisation: all bytes over first start to last completion, over "
+            "jain: Jain's index per 1-s bin over the LEDBAT flows running through the whole bin, averaged over "
+            "the bins with two or more (how evenly the link is divided second by second). share: Jain's index of "
+            "the bytes each flow moved over each stretch of time with one set of two or more flows running, "
+            "averaged weighted by the stretches' lengths (the share of the bandwidth the claims judge). "
+            "Utilisation: all bytes over first start to last completion, over "
             f"the bottleneck rate (headers cap it at {lb.GOODPUT_CEILING:.3f}: the shaper counts IP bytes).", "",
             summary_markdown(summary(run)), "",
             "## Fig 6: LEDBAT against standard TCP", "", *_fig6_lines(run), "",
