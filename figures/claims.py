@@ -119,7 +119,8 @@ def details(v: dict[str, Any]) -> list[str]:
         lines[-1] += f" Headline: {'; '.join(v['headline'])}."
     lines.append("")
     if v.get("bars"):
-        lines += ["Bars, each fixed from the paper or a stated rule, without our numbers:", *bar_lines(v), ""]
+        lines += ["Bars, each from the paper or a rule stated without our numbers (its history where a run "
+                  "of ours moved it):", *bar_lines(v), ""]
     for o in OUTCOMES:
         if v.get(o):
             lines.append(f"- {LISTS[o]}:")
