@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from tcprepro import CHECKOUT
+from tcprepro import CHECKOUT, yaml_input
 
 CONFIG_DIR = CHECKOUT / "config"
 SCHEMA_PATH = CONFIG_DIR / "schema" / "paper.schema.yaml"
@@ -325,7 +325,7 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
         path = paper_dir() / f"{name_or_path}.yaml"
     if not path.exists():
         raise ConfigError(f"no paper config {path}; known papers: {', '.join(paper_names())}")
-    raw = path.read_bytes()
+    raw = _read(path)
     data = _parse_yaml(raw, path)
     schema = _schema()
     validator = jsonschema.Draft202012Validator(schema)
@@ -369,20 +369,26 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
 def load_workflow(path: Path | None = None) -> dict[str, Any]:
     """config/workflow.yaml as checked by check_workflow (the defaults a run starts from)."""
     path = path or CONFIG_DIR / "workflow.yaml"
-    data = _parse_yaml(path.read_bytes(), path)
+    data = _parse_yaml(_read(path), path)
     check_workflow(data, where=str(path), papers_exist=False)   # a trial reads its defaults, not the paper list
     return data
 
 
 def _parse_yaml(raw: bytes, path: Path) -> Any:
-    """YAML, or a ConfigError naming the file, line and column of the first error."""
+    """YAML as tcprepro.yaml_input reads it (unique keys, bounded aliases, finite numbers), or a
+    ConfigError naming the file, line and column of the first error."""
     try:
-        return yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+        return yaml_input.parse(raw, path)
+    except yaml_input.InputError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _read(path: Path) -> bytes:
+    """A config file's bytes: a regular file of bounded size, or a ConfigError saying why not."""
+    try:
+        return yaml_input.read_bytes(path)
+    except yaml_input.InputError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def check_config_file(path: Path) -> str:
@@ -390,7 +396,7 @@ def check_config_file(path: Path) -> str:
     other YAML as a workflow config file (`snakemake --configfile`, which Snakemake parses before
     the workflow's code runs and reports without the line), merged over config/workflow.yaml.
     Returns what was checked; raises ConfigError."""
-    data = _parse_yaml(path.read_bytes(), path)
+    data = _parse_yaml(_read(path), path)
     if isinstance(data, dict) and "paper" in data:
         cfg = load_paper(path.resolve())
         return f"{path}: paper {cfg.name}, {len(cfg.cells_by_id)} cells"
@@ -419,6 +425,10 @@ def check_workflow(config: Any, where: str | None = None, papers_exist: bool = T
     source = where or "the workflow config (config/workflow.yaml, the profile's config: or --config)"
     if not isinstance(config, dict):
         raise ConfigError(f"{source}: not a mapping of keys to values")
+    try:
+        yaml_input.check_finite(config, source)
+    except yaml_input.InputError as exc:
+        raise ConfigError(str(exc)) from None
     for key in config:
         if key not in schema["properties"]:
             raise ConfigError(f"{source}: unknown key {key!r}{closest(str(key), fields)}; "
