@@ -23,7 +23,7 @@ from snakemake.utils import validate
 
 from sim.build import MODELS as SIM_MODELS
 from tcprepro.config import CELL_ID, ConfigError, check_workflow, load_paper
-from testbed import attempts, uml_kernel
+from testbed import attempts, trial_environment, uml_kernel
 
 configfile: "config/workflow.yaml"
 
@@ -35,6 +35,12 @@ try:
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 validate(config, "config/schema/workflow.schema.yaml")
+# The environment variables a trial reads are checked here too: a bad one stops the run in one line,
+# not in a traceback per trial.
+try:
+    trial_environment.check()
+except ValueError as exc:
+    raise WorkflowError(str(exc)) from None
 
 # Every job's Python starts without setuptools' distutils shim (testbed/run.py says why).
 os.environ.setdefault("SETUPTOOLS_USE_DISTUTILS", "stdlib")

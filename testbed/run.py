@@ -21,7 +21,7 @@ from typing import Any
 
 from tcprepro import CHECKOUT
 from tcprepro.config import ConfigError, load_paper, load_workflow
-from testbed import attempts, cleanup, progress, trial_dir
+from testbed import attempts, cleanup, progress, trial_dir, trial_environment
 from testbed.lanes import try_slot
 from testbed.placement import CannotRun
 
@@ -363,7 +363,8 @@ def main(args: argparse.Namespace) -> int:
         # Before anything is built, swept or deleted: --out must be this trial's own folder, absent
         # or a finished trial of this trial, which the run then replaces (testbed/trial_dir.py).
         args.found = trial_dir.fingerprint(trial_dir.check_out(args.out, spec))
-    except (ConfigError, trial_dir.Refused) as exc:
+        trial_environment.check()
+    except (ConfigError, trial_dir.Refused, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if cfg.simulated:

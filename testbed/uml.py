@@ -23,7 +23,9 @@ guest's console) stays with the trial.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -75,11 +77,32 @@ class Limits:
 
     @classmethod
     def from_env(cls) -> Limits:
+        """The limits, TCPREPRO_UML_* overriding each; a value that is not one is a ValueError naming
+        the variable (the memory goes onto the guest's kernel command line: a size, nothing else)."""
         d = cls()
         env = os.environ
-        return cls(memory=env.get("TCPREPRO_UML_MEMORY", d.memory),
-                   stall_s=float(env.get("TCPREPRO_UML_STALL_S", d.stall_s)),
-                   deadline_s=float(env.get("TCPREPRO_UML_DEADLINE_S", d.deadline_s)))
+        memory = env.get("TCPREPRO_UML_MEMORY", d.memory).strip()
+        size = re.fullmatch(r"(\d{1,6})([MG])", memory)
+        mib = int(size.group(1)) * (1024 if size.group(2) == "G" else 1) if size else 0
+        if not 256 <= mib <= 64 * 1024:
+            raise ValueError(f"TCPREPRO_UML_MEMORY={memory!r}: give the guest's memory as 256M to 64G "
+                             f"(e.g. {d.memory})")
+        return cls(memory=memory, stall_s=_seconds(env, "TCPREPRO_UML_STALL_S", d.stall_s),
+                   deadline_s=_seconds(env, "TCPREPRO_UML_DEADLINE_S", d.deadline_s))
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    """A positive, finite number of seconds from the environment, or a ValueError naming it."""
+    raw = env.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name}={raw!r}: give a positive number of seconds (default {default:g})")
+    return value
 
 
 def command_line(seed: int, memory: str, boot_params: Sequence[str] = ()) -> list[str]:

@@ -104,3 +104,22 @@ def test_an_empty_folder_and_one_a_run_wrote_are_accepted(tmp_path: Path) -> Non
     for where in ("results={tmp}/empty", "results={tmp}/old"):
         proc = run(tmp_path, "papers=[wlan]", where.format(tmp=tmp_path), "--dry-run")
         assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize(("env", "says"), [
+    ({"TCPREPRO_KERNEL": "bogus"}, "TCPREPRO_KERNEL='bogus': choose one of auto, host, vm, uml"),
+    ({"TCPREPRO_UML_MEMORY": "1G init=/bin/sh"}, "TCPREPRO_UML_MEMORY='1G init=/bin/sh': give the guest's memory"),
+    ({"TCPREPRO_UML_MEMORY": "99999999G"}, "give the guest's memory as 256M to 64G"),
+    ({"TCPREPRO_UML_STALL_S": "nan"}, "TCPREPRO_UML_STALL_S='nan': give a positive number of seconds"),
+])
+def test_a_bad_environment_variable_stops_the_run_and_the_trial_in_one_line(
+        tmp_path: Path, env: dict[str, str], says: str) -> None:
+    proc = run(tmp_path, "papers=[westwood]", "--dry-run", **env)
+    assert proc.returncode != 0 and says in error_line(proc)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    out = tmp_path / "r" / "westwood" / "cubic-t1" / "trial-1"
+    trial = subprocess.run([sys.executable, "-m", "tcprepro", "trial", "--paper", "westwood", "--cell", "cubic-t1",
+                            "--trial", "1", "--profile", "quick", "--out", str(out)], cwd=CHECKOUT,
+                           env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
+    assert trial.returncode == 2 and trial.stderr.strip().splitlines() == [trial.stderr.strip()]
+    assert trial.stderr.startswith("error: ") and says in trial.stderr and not out.parent.exists()
