@@ -176,6 +176,12 @@ def sysctl(name, value):
     (lambda d: d.update(cell_id="${cc};echo INJECTED-${rtt_ms}-${flows}"), "field 'cell_id'"),
     (sysctl("net.ipv4.tcp_ecn", "1; touch /tmp/pwned"), "field 'scenario.sysctls.net.ipv4.tcp_ecn'"),
     (sysctl("net/../../etc", 1), "field 'scenario.sysctls'"),
+    # global, not per network namespace: the host lane's machine would keep them
+    (sysctl("kernel.panic_on_oops", 1), "field 'scenario.sysctls'"),
+    (sysctl("vm.overcommit_memory", 2), "field 'scenario.sysctls'"),
+    (sysctl("net.core.default_qdisc", "fq"), "field 'scenario.sysctls'"),
+    (sysctl("net.ipv4.tcp_mem", "1 2 3"), "field 'scenario.sysctls'"),
+    (sysctl("net.ipv4.tcp_sack", 2 ** 40), "field 'scenario.sysctls.net.ipv4.tcp_sack'"),
 ])
 def test_a_value_the_emulation_cannot_take_is_refused_at_load(tmp_path, mutate, field):
     path = write_variant(tmp_path, mutate)
