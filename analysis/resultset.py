@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis.verdicts import OUTCOMES, VERDICTS
+
 Key = tuple[str, str, str]          # (table, cell, column)
 
 
@@ -45,6 +47,32 @@ class ResultSet:
         return out
 
 
+def _json(path: Path, kind: type) -> Any:
+    """A JSON file of the expected kind, or a ResultSetError naming it (never a traceback)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ResultSetError(f"{path}: not readable JSON ({exc}); regenerate the result set") from None
+    if not isinstance(data, kind):
+        raise ResultSetError(f"{path}: not a JSON {'list' if kind is list else 'object'}; regenerate the result set")
+    return data
+
+
+def _verdicts(path: Path) -> list[dict[str, Any]]:
+    """verdicts.json as analysis.verdicts writes it: one object per claim with its id, a verdict of the
+    rule's four, and its comparisons by outcome as lists of text."""
+    out = _json(path, list)
+    for i, v in enumerate(out):
+        problem = ("not an object" if not isinstance(v, dict) else
+                   "no claim id" if not isinstance(v.get("claim"), str) else
+                   f"verdict {v.get('verdict')!r} is none of {', '.join(VERDICTS)}" if v.get("verdict") not in VERDICTS
+                   else next((f"'{o}' is not a list of text" for o in OUTCOMES if not (
+                       isinstance(v.get(o, []), list) and all(isinstance(x, str) for x in v.get(o, [])))), ""))
+        if problem:
+            raise ResultSetError(f"{path}: entry {i}: {problem}; regenerate the result set")
+    return out
+
+
 def _number(text: str) -> float | None:
     return float(text) if text not in ("", None) else None
 
@@ -57,10 +85,10 @@ def load(root: Path | str) -> ResultSet:
         raise ResultSetError(f"{root}: no verdicts.json: not a paper's result set (figures/<paper>/<profile>/); "
                              "run the workflow or `python -m analysis.<paper> --profile P` first")
     prov_path = root / "provenance.json"
-    provenance = json.loads(prov_path.read_text()) if prov_path.exists() else {}
+    provenance = _json(prov_path, dict) if prov_path.exists() else {}
     rs = ResultSet(root, provenance.get("paper") or root.parent.name, provenance.get("profile") or root.name,
                    provenance=provenance)
-    rs.verdicts = {v["claim"]: v for v in json.loads(verdicts_path.read_text())}
+    rs.verdicts = {v["claim"]: v for v in _verdicts(verdicts_path)}
     for path in sorted(root.glob("*.csv")):
         with path.open() as fh:
             reader = csv.DictReader(fh)

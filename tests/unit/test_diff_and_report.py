@@ -118,6 +118,21 @@ def test_diff_command_exit_codes(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "no verdicts.json" in bad.stderr
 
 
+@pytest.mark.parametrize(("text", "says"), [
+    ("not json", "not readable JSON"), ("{}", "not a JSON list"), ("[1, 2]", "entry 0: not an object"),
+    ('[{"verdict": "reproduced"}]', "entry 0: no claim id"),
+    ('[{"claim": "goodput_same"}]', "entry 0: verdict None is none of"),
+    ('[{"claim": "goodput_same", "verdict": "reproduced", "held": [1]}]', "entry 0: 'held' is not a list of text"),
+])
+def test_a_malformed_verdicts_file_is_an_error_not_a_changed_verdict(tmp_path: Path, text: str, says: str) -> None:
+    a = make_set(tmp_path / "a", {"cubic-rtt50-f1": (111.7, 0.01)}, {"goodput_same": "reproduced"})
+    b = make_set(tmp_path / "b", {"cubic-rtt50-f1": (111.7, 0.01)}, {"goodput_same": "reproduced"})
+    (b / "verdicts.json").write_text(text)
+    out = run_cli(str(a), str(b))
+    assert out.returncode == 2 and says in out.stderr and "Traceback" not in out.stderr     # 1 means: changed
+    assert out.stderr.count("\n") == 1
+
+
 def test_report_scorecards_claims_tables_figures_provenance(tmp_path: Path, monkeypatch) -> None:
     from tcprepro import archive
     monkeypatch.setattr(archive, "DATA", tmp_path / "data")       # a checkout with no archived trials
