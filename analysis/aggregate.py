@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from analysis.numbers import finite
+from tcprepro.config import paper_names
 
 CELL_SCHEMA = "tcprepro.cell/1"
 PAPER_TRIALS = 5  # trials per cell in the papers
@@ -47,6 +49,63 @@ def trimmed_stats(values: Sequence[float]) -> dict[str, Any]:
     }
 
 
+# 802.11b's fastest rate: no goodput over its channel exceeds it (the WLAN spec names no link rate).
+WLAN_PHY_KBIT = 11000
+
+
+class SummaryError(ValueError):
+    """A trial's summary.json that is not what its trial wrote: it names another cell or trial than
+    its folder, or a goodput its link cannot carry. The message names the file and the fix."""
+
+
+def link_kbit(spec: dict[str, Any]) -> float | None:
+    """The fastest rate a trial's data crossed: its bottleneck's, or the WLAN's PHY rate."""
+    scenario = spec.get("scenario") or spec
+    bottleneck = scenario.get("bottleneck") or {}
+    rates = [float(d["rate_kbit"]) for d in bottleneck.values() if isinstance(d, dict) and finite(d.get("rate_kbit"))]
+    if rates:
+        return max(rates)
+    return WLAN_PHY_KBIT if scenario.get("topology") == "wlan" else None
+
+
+def check_summary(td: Path, s: dict[str, Any]) -> None:
+    """The summary belongs to its folder (<paper>/<cell>/trial-<k>) and its goodputs fit its link."""
+    path = td / "summary.json"
+    k = _trial_number(td)
+    if k is not None and s.get("trial") != k:
+        raise SummaryError(f"{path}: names trial {s.get('trial')!r}, its folder is trial-{k}: it is not this "
+                           "trial's summary; run the trial again (or restore it from its archive)")
+    # the cell is its folder's name; the paper its parent's, where that is a paper's name (results/
+    # <profile>/<paper>/<cell>/trial-<k>: a test's or a copy's folder may be named otherwise)
+    checks = [("cell", td.parent.name)]
+    if td.parent.parent.name in paper_names():
+        checks.append(("paper", td.parent.parent.name))
+    for key, folder in checks:
+        if s.get(key) is not None and s.get(key) != folder and k is not None:
+            raise SummaryError(f"{path}: names {key} {s.get(key)!r}, its folder is {folder!r}: it is not this "
+                               "trial's summary; run the trial again (or restore it from its archive)")
+    spec_path = td / "spec.json"
+    try:
+        spec = json.loads(spec_path.read_text()) if spec_path.exists() else {}
+    except ValueError:
+        raise SummaryError(f"{spec_path}: not readable JSON; run the trial again") from None
+    rate = link_kbit(spec) if isinstance(spec, dict) else None
+    if rate is None:
+        return
+    metrics = s.get("metrics") or {}
+    # One flow's goodput is at most the link's; a total sums each flow's over its own transfer time
+    # (fixed-size flows need not overlap), so it is at most the link's times the flows.
+    flows = max(1, sum(1 for name in metrics if re.fullmatch(r"[a-z]+\d+\.goodput_kbit_s", name)))
+    for name, v in metrics.items():
+        kbit = (v if name.endswith("goodput_kbit_s") else 8 * v if name.endswith("goodput_kbyte_s") else None) \
+            if "goodput" in name and finite(v) else None
+        bound = rate if "." in name else rate * flows
+        if kbit is not None and not 0 <= kbit <= bound:
+            raise SummaryError(f"{path}: {name} = {v:g} is beyond what its {rate:g}-kbit/s link carries"
+                               f"{'' if '.' in name else f' for {flows} flow(s)'}: the summary is not what the "
+                               "trial measured; run the trial again")
+
+
 def aggregate_cell(trial_dirs: Iterable[Path | str], expected_trials: int = PAPER_TRIALS) -> dict[str, Any]:
     """cell.json content from the summary.json of each trial directory.
 
@@ -61,7 +120,13 @@ def aggregate_cell(trial_dirs: Iterable[Path | str], expected_trials: int = PAPE
         if not path.exists():
             excluded.append({"trial": _trial_number(td), "dir": str(td), "reasons": ["no summary.json"]})
             continue
-        s = json.loads(path.read_text())
+        try:
+            s = json.loads(path.read_text())
+        except ValueError:
+            raise SummaryError(f"{path}: not readable JSON; run the trial again") from None
+        if not isinstance(s, dict):
+            raise SummaryError(f"{path}: not a JSON object; run the trial again")
+        check_summary(td, s)
         if s.get("valid") is True:
             valid.append(s)
         else:
@@ -149,7 +214,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--expected", type=int, required=True, help="how many trials the profile plans per cell")
     ap.add_argument("trials", type=Path, nargs="*", help="the trial folders to aggregate (default: every trial-<k>)")
     a = ap.parse_args(argv)
-    write_cell(a.cell_dir, expected_trials=a.expected, trial_dirs=a.trials or None)
+    try:
+        write_cell(a.cell_dir, expected_trials=a.expected, trial_dirs=a.trials or None)
+    except SummaryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

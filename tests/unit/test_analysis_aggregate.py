@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from analysis.aggregate import aggregate_cell, trimmed_stats, write_cell
+from analysis.aggregate import SummaryError, aggregate_cell, trimmed_stats, write_cell
 
 
 def test_trimmed_mean_of_five() -> None:
@@ -34,9 +36,10 @@ def test_trimmed_mean_other_n() -> None:
 
 
 def _summary(d: Path, trial: int, metrics: dict[str, Any], valid: bool = True) -> Path:
+    """A trial's summary.json as the trial writes it: its cell is its folder's parent."""
     d.mkdir(parents=True)
     (d / "summary.json").write_text(json.dumps({
-        "schema": "tcprepro.summary/1", "paper": "collateral", "cell": "cubic-rtt50-f1", "trial": trial,
+        "schema": "tcprepro.summary/1", "paper": "collateral", "cell": d.parent.name, "trial": trial,
         "valid": valid, "invalid_reasons": [] if valid else ["fidelity base_rtt"],
         "metrics": metrics, "flows": [],
     }))
@@ -44,7 +47,7 @@ def _summary(d: Path, trial: int, metrics: dict[str, Any], valid: bool = True) -
 
 
 def test_aggregate_cell(tmp_path: Path) -> None:
-    cell = tmp_path / "cubic-rtt50-f1"
+    cell = tmp_path / "collateral" / "cubic-rtt50-f1"
     goodput = {1: 111.9, 2: 112.0, 3: 111.7, 4: 250.0, 5: 111.8}
     dirs = [_summary(cell / f"trial-{k}", k, {"goodput_kbyte_s": v, "owd_median_ms": 10.0 * k})
             for k, v in goodput.items()]
@@ -83,3 +86,30 @@ def test_write_cell_ignores_partial_dirs(tmp_path: Path) -> None:
     doc = json.loads(out.read_text())
     assert out == cell / "cell.json"
     assert (doc["complete"], doc["trials"], doc["metrics"]["x"]["mean"]) == (True, [1, 2, 3], 2.0)
+
+
+@pytest.mark.parametrize(("edit", "says"), [
+    (lambda s: s.update(trial=3), "names trial 3, its folder is trial-2"),
+    (lambda s: s.update(cell="htcp-rtt50-f1"), "names cell 'htcp-rtt50-f1', its folder is 'cubic-rtt50-f1'"),
+    (lambda s: s.update(paper="westwood"), "names paper 'westwood', its folder is 'collateral'"),
+    (lambda s: s["metrics"].update(goodput_kbyte_s=999.0), "goodput_kbyte_s = 999 is beyond what its 1000-kbit/s"),
+    (lambda s: s["metrics"].update(goodput_kbit_s=-5.0), "goodput_kbit_s = -5 is beyond"),
+])
+def test_a_summary_that_is_not_its_trials_stops_the_cell(tmp_path: Path, edit: Any, says: str) -> None:
+    """An edited summary.json (another cell's or trial's, or a goodput its 1-Mbit/s link cannot carry)
+    is named and aggregated into nothing: the command exits 2 and writes no cell.json."""
+    cell = tmp_path / "collateral" / "cubic-rtt50-f1"
+    for k in (1, 2, 3):
+        d = _summary(cell / f"trial-{k}", k, {"goodput_kbyte_s": 111.9, "goodput_kbit_s": 895.0})
+        (d / "spec.json").write_text(json.dumps({"scenario": {"bottleneck": {
+            "forward": {"rate_kbit": 1000}, "reverse": {"rate_kbit": 1000}}}}))
+    path = cell / "trial-2" / "summary.json"
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SummaryError, match=says.replace("(", r"\(").replace(")", r"\)")):
+        aggregate_cell(sorted(cell.glob("trial-*")))
+    proc = subprocess.run([sys.executable, "-m", "analysis.aggregate", "--expected", "3", str(cell)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {path}") and says in proc.stderr
+    assert not (cell / "cell.json").exists()
