@@ -37,7 +37,8 @@ NETNS_PREFIX = "tcprepro-doctor-"
 VETH = ("tcprdoc0", "tcprdoc1")
 LINK_KINDS = ("ifb", "bridge")
 # Command -> the Debian package (config/system-packages.txt) that installs it.
-TOOLS = {"ip": "iproute2", "tc": "iproute2", "iperf3": "iperf3", "ping": "iputils-ping",
+# iperf is iperf2: the default bulk generator (config/workflow.yaml) and every fixed-size flow's.
+TOOLS = {"ip": "iproute2", "tc": "iproute2", "iperf": "iperf", "iperf3": "iperf3", "ping": "iputils-ping",
          "ethtool": "ethtool", "tcpdump": "tcpdump", "tcptrace": "tcptrace"}
 
 

@@ -75,7 +75,7 @@ def needs(scenario: dict[str, Any]) -> set[str]:
         need.add("qdisc:bfifo" if "limit_bytes" in direction else "qdisc:pfifo")
     for flow in scenario["flows"]:
         if flow["kind"] == "bulk":
-            need |= {f"cc:{flow['cc']}", "tool:iperf3"}
+            need |= {f"cc:{flow['cc']}", "tool:iperf", "tool:iperf3"}     # iperf2 by default, iperf3 on request
     if scenario.get("keep_pcap"):
         need |= {"tool:tcpdump", "tool:tcptrace"}
     if any(f["kind"] == "bulk" and (f.get("cc_impl") == "bpf" or f.get("cc_params")) for f in scenario["flows"]):
