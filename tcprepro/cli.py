@@ -78,10 +78,15 @@ def trial(ns: argparse.Namespace) -> int:
     return run_trial(ns)
 
 
-@command("cleanup", "remove what killed trials left behind (tracefs instances, partial trial directories)")
+@command("cleanup", "remove what killed trials left behind (tracefs instances, partial trial directories)",
+         arg("--results", type=Path, default=None, metavar="DIR",
+             help="the results folder of the runs (the workflow's `results=`; default: results/)"))
 def cleanup(ns: argparse.Namespace) -> int:
     from testbed.cleanup import sweep
-    sweep()
+    if ns.results is not None and not ns.results.is_dir():
+        print(f"error: --results {ns.results}: no such folder", file=sys.stderr)
+        return 2
+    sweep(ns.results)
     return 0
 
 

@@ -46,3 +46,15 @@ def test_a_folder_claimed_on_another_machine_is_left_alone(tmp_path: Path) -> No
     (same_machine_dead / cleanup.OWNER_FILE).write_text(f"{pid} 1 {cleanup.machine_id()}")
     assert cleanup.owner_alive(other) is None and cleanup.owner_alive(here) is True
     assert cleanup.stale_partials(tmp_path) == [same_machine_dead]
+
+
+def test_the_command_sweeps_the_results_folder_it_is_given(tmp_path: Path) -> None:
+    """`tcprepro cleanup --results DIR` (a workflow run with `results=DIR`) sweeps DIR's stale
+    partials; a folder that is not there is an error, nothing swept."""
+    dead = _partial(tmp_path, "trial-2")
+    (dead / cleanup.OWNER_FILE).write_text(f"{_dead_pid()} 1")
+    cmd = [sys.executable, "-m", "tcprepro", "cleanup", "--results"]
+    out = subprocess.run([*cmd, str(tmp_path)], capture_output=True, text=True, check=False)
+    assert out.returncode == 0 and f"partial trial {dead}" in out.stdout and not dead.exists()
+    gone = subprocess.run([*cmd, str(tmp_path / "nowhere")], capture_output=True, text=True, check=False)
+    assert gone.returncode == 2 and "no such folder" in gone.stderr
