@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import platform
 import signal
@@ -196,6 +197,21 @@ def where_running() -> dict[str, Any]:
     in_vm = os.environ.get("TCPREPRO_IN_VM") == "1"
     return {"release": platform.release(), "where": "vm" if in_vm else "host",
             "accel": os.environ.get("TCPREPRO_VM_ACCEL_USED") if in_vm else None}
+
+
+# The UML kernel's knob (kernel/uml/patches/0006): a write rekeys the guest's random state from its
+# command line (which carries the trial's seed) and the value written, and cuts it off from
+# everything the guest did before, so the measurement's ports, sequence numbers and netem draws do
+# not depend on the machine image whose user space the guest runs (docs/uml.md).
+GUEST_RANDOM_KNOB = Path("/proc/sys/kernel/random/tcprepro_measure")
+
+
+def rekey_guest_random(seed: int) -> bool:
+    """Rekey the virtual-time guest's random state at the measurement's start; False elsewhere."""
+    if where_running()["where"] != "uml" or not GUEST_RANDOM_KNOB.exists():
+        return False
+    GUEST_RANDOM_KNOB.write_text(f"{seed % 2**64}\n")
+    return True
 
 
 class Trial:
@@ -449,6 +465,13 @@ class Trial:
         duration = float(self.spec["duration_s"])
         startup = self.timing.get("process_start_s", 0.0)
         t0 = time.monotonic() + START_LEAD_S
+        if where_running()["where"] == "uml":
+            # In virtual time the set-up's length depends on the machine image (each failed syscall
+            # of its user space, a library or module looked up along another path, costs the guest
+            # a microsecond): traffic starts on the next whole second instead, so that every flow
+            # starts at the same instant of the guest's clock, against its ticks and the sequence
+            # numbers' clock, whatever image the guest runs (docs/uml.md).
+            t0 = float(math.ceil(t0))
         self.provenance["t0_monotonic"] = t0
         # pcap timestamps are CLOCK_REALTIME: this converts them to the monotonic clock of the rest.
         self.provenance["realtime_minus_monotonic_s"] = time.clock_gettime(time.CLOCK_REALTIME) - time.monotonic()
@@ -562,6 +585,10 @@ class Trial:
                 # processes run at normal priority); this trial's own are started after it.
                 _set_niceness(SETUP_NICENESS)
                 self.build()
+                # From here on the guest kernel's randomness is the trial's own (rekey_guest_random):
+                # the qdiscs, neighbour entries, sockets and flows set up next draw from it.
+                self.provenance["random_rekeyed"] = rekey_guest_random(
+                    int(self.spec.get("variation", {}).get("seed", 0)))
                 self.shape()
                 ccs = self.provide_ccs(stack)
                 _set_niceness(0)
