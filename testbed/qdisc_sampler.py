@@ -221,7 +221,10 @@ class Schedule:
 
 def sample_loop(reader: QdiscReader, targets: list[Target], out: TextIO, interval: float, stop: StopFlag) -> Schedule:
     """Sample every target on the grid until asked to stop."""
-    sched = Schedule(time.monotonic(), interval)
+    # The grid is whole multiples of the interval on the monotonic clock, not the sampler's own
+    # start: in virtual time, where that start depends on the machine image (docs/uml.md), the
+    # samples are then taken at the same instants whatever image the guest runs.
+    sched = Schedule(math.ceil(time.monotonic() / interval) * interval, interval)
     last_flush = sched.start
     while not stop.requested:
         slot = sched.wait()
