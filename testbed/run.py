@@ -149,7 +149,12 @@ def _measure_in_uml(spec: dict[str, Any], partial: Path) -> None:
     # registers (the trial's sysfs check then finds them set).
     run = uml.run([sys.executable, "-m", "testbed.trial", "--spec", str(uml.GUEST_SHARE / "spec.json"),
                    "--out", str(uml.GUEST_SHARE)], share=partial, cwd=CHECKOUT, env=env, seed=spec["variation"]["seed"],
-                  boot_params=boot_params(spec.get("module_params") or {}))
+                  boot_params=boot_params(spec.get("module_params") or {}),
+                  # What another machine image's user space would do differently before the
+                  # measurement (other draws from the random stream, other files missed, another
+                  # set-up length), for the test that shows a trial does not depend on it
+                  # (tests/integration/test_uml_trial.py); empty otherwise.
+                  prelude=os.environ.get("TCPREPRO_UML_PRELUDE", ""))
     if run.rc in INTERRUPTED_CODES:
         from testbed.trial import TrialInterrupted
         raise TrialInterrupted(f"UML job ended with {run.rc}")

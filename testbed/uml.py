@@ -113,21 +113,22 @@ def command_line(seed: int, memory: str, boot_params: Sequence[str] = ()) -> lis
             "loglevel=4", f"tcprepro.seed={seed}", *boot_params]
 
 
-def job_script(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> str:
-    """What the guest's init runs: the job with exactly `env` (plus the guest's PATH), in `cwd`."""
+def job_script(argv: Sequence[str], cwd: Path, env: Mapping[str, str], prelude: str = "") -> str:
+    """What the guest's init runs: `prelude` (shell), then the job with exactly `env` (plus the
+    guest's PATH), in `cwd`."""
     assigns = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted({"PATH": GUEST_PATH, "HOME": "/root",
                                                                      "LANG": "C.UTF-8", **env}.items()))
-    return (f"cd {shlex.quote(str(cwd))} || exit 124\n"
+    return (f"{prelude.rstrip()}\n" * bool(prelude.strip()) + f"cd {shlex.quote(str(cwd))} || exit 124\n"
             f"exec env -i {assigns} {' '.join(shlex.quote(a) for a in argv)}\n")
 
 
 def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], seed: int,
         limits: Limits | None = None, kernel: UmlKernel | None = None,
-        boot_params: Sequence[str] = ()) -> GuestRun:
+        boot_params: Sequence[str] = (), prelude: str = "") -> GuestRun:
     """Boot a guest that runs `argv` (in `cwd`, with `env`) with `share` writable as GUEST_SHARE,
     wait for it to power off, and return the job's exit status. SIGINT/SIGTERM in the caller (as an
     exception) and every failure kill the guest's whole process group. `boot_params` go on the
-    kernel's command line (command_line)."""
+    kernel's command line (command_line). `prelude` is shell the guest runs before the job."""
     limits = limits or Limits.from_env()
     kernel = kernel or ensure()
     share = share.resolve()
@@ -135,7 +136,7 @@ def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], 
     shutil.rmtree(control, ignore_errors=True)
     control.mkdir(parents=True)
     shutil.copy2(GUEST_INIT, control / "init")
-    (control / "job.sh").write_text(job_script(argv, cwd, env))
+    (control / "job.sh").write_text(job_script(argv, cwd, env, prelude))
     args = command_line(seed, limits.memory, boot_params)
     private = Path(tempfile.mkdtemp(prefix="tcprepro-uml-"))
     # UML keeps its memory in a file under TMPDIR (which must allow exec: /dev/shm in a container

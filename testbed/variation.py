@@ -13,8 +13,11 @@ drift) that virtual time does not have. Its stand-in here is seeded and recorded
   configured delay, uniformly, order kept (netem's rate mode): the accuracy the papers' emulators
   had (dummynet at kern.hz=2000 ticks every 0.5 ms), at most ±0.5 ms of round trip, the tolerance of
   the real-time lanes' base-RTT check; the base RTT is measured before it is added;
-- the guest kernel gets the seed on its command line, which its random pool mixes in: everything the
-  kernel randomises (netem's losses and jitter, initial sequence numbers, ports) follows the seed too.
+- the guest kernel gets the seed on its command line, which its random pool mixes in, and once the
+  trial's network exists the kernel's random state is rekeyed from that command line alone
+  (testbed/trial.py, rekey_guest_random): everything the kernel randomises (netem's losses and
+  jitter, initial sequence numbers, ports) follows the seed too, whatever machine image the guest's
+  user space comes from.
 """
 from __future__ import annotations
 

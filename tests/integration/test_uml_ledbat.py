@@ -39,10 +39,10 @@ def run_on_uml(env: dict[str, str], tmp_path, paper: str, cell: str, trials: int
     return results
 
 
-# Each seed is one draw of the trial's randomness (netem's jitter, the ports), and which draw a seed
-# gives depends on the machine image (docs/uml.md). With delayed ACKs a draw can lock MD-NF2 at 2-4
-# packets from its start, the queue never filled (1 of 26 seeds measured): the decrease is judged on
-# three seeds, two of which must show it.
+# Each seed is one draw of the trial's randomness (netem's jitter, the ports), the same on any machine
+# image (docs/uml.md). With delayed ACKs a draw can lock MD-NF2 at 2-4 packets from its start, the
+# queue never filled (1 of 26 seeds measured): the decrease is judged on three seeds, two of which
+# must show it.
 MD_SEEDS, MD_SEEDS_NEEDED = 3, 2
 
 
