@@ -91,7 +91,11 @@ def lane(paper, cell):
 # The UML lane's kernel, built once per definition (testbed/uml_kernel.py; its cache key is in the
 # path). Trials take it as ancient(): a trial already measured is not rerun for a rebuilt kernel
 # (its provenance names the kernel it ran on), as for the VM lane's kernel.
-UML_KERNEL = str((uml_kernel.kernel_dir() / "linux").relative_to(Path(workflow.basedir)))
+# Relative to the checkout where it lives there (the default), else absolute (TCPREPRO_UML_BUILD
+# pointing elsewhere).
+_uml_kernel = uml_kernel.kernel_dir() / "linux"
+UML_KERNEL = str(_uml_kernel.relative_to(workflow.basedir) if _uml_kernel.is_relative_to(workflow.basedir)
+                 else _uml_kernel)
 
 
 def uml_binary(paper, cell):
