@@ -147,8 +147,10 @@ def _measure_in_uml(spec: dict[str, Any], partial: Path) -> None:
            "PYTHONDONTWRITEBYTECODE": "1"}
     # The cell's built-in algorithm parameters at boot too: some are read only when the algorithm
     # registers (the trial's sysfs check then finds them set).
-    run = uml.run([sys.executable, "-m", "testbed.trial", "--spec", str(uml.GUEST_SHARE / "spec.json"),
-                   "--out", str(uml.GUEST_SHARE)], share=partial, cwd=CHECKOUT, env=env, seed=spec["variation"]["seed"],
+    # The guest sees the checkout at a fixed place (uml.GUEST_CHECKOUT), whatever the host's path.
+    run = uml.run([str(uml.in_guest(Path(sys.executable), CHECKOUT)), "-m", "testbed.trial",
+                   "--spec", str(uml.GUEST_SHARE / "spec.json"), "--out", str(uml.GUEST_SHARE)],
+                  share=partial, checkout=CHECKOUT, cwd=uml.GUEST_CHECKOUT, env=env, seed=spec["variation"]["seed"],
                   boot_params=boot_params(spec.get("module_params") or {}),
                   # What another machine image's user space would do differently before the
                   # measurement (other draws from the random stream, other files missed, another

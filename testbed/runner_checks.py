@@ -80,16 +80,20 @@ def uml_runner_checks() -> list[Check]:
     return [kernel, *tools, check_uml_checkout()]
 
 
-# The guest's init mounts a fresh tmpfs on these (testbed/uml_init): what lies below them on the host
-# is invisible in the guest.
-UML_GUEST_TMPFS = (Path("/tmp"), Path("/run"), Path("/var/tmp"), Path("/root"), Path("/dev/shm"))
-
-
 def check_uml_checkout(checkout: Path = CHECKOUT) -> Check:
-    """The guest runs the checkout's code and venv from the host's / : not from a folder it hides."""
-    real = checkout.resolve()
-    hidden = next((d for d in UML_GUEST_TMPFS if real == d or d in real.parents), None)
-    if hidden is None:
-        return Check("uml:checkout", True, f"{real} is visible in the guest")
-    return Check("uml:checkout", False, f"{real} is under {hidden}, which the guest mounts empty (tmpfs)",
-                 f"clone the repository outside {', '.join(map(str, UML_GUEST_TMPFS))} (e.g. under $HOME or /srv)")
+    """The guest reaches the checkout wherever it lies (testbed/uml.py); run as root, it does so as
+    the unprivileged GUEST_USER, which must exist and be allowed to read what a job needs."""
+    from testbed import uml, uml_kernel
+    try:
+        ids = uml.guest_ids()
+    except uml.UmlError as exc:
+        return Check("uml:checkout", False, str(exc).split("; fix:")[0], "make deps")
+    if ids is None:
+        return Check("uml:checkout", True, f"the guest runs as this user and sees {checkout} as {uml.GUEST_CHECKOUT}")
+    built = uml_kernel.cached()
+    bad = uml.unreadable_by_others(checkout, built.path if built else checkout)
+    if bad:
+        return Check("uml:checkout", False, f"run as root, the guest runs as {uml.GUEST_USER}, who cannot read "
+                     f"{', '.join(map(str, bad))}", f"chmod -R o+rX {checkout}, or run as an unprivileged user")
+    return Check("uml:checkout", True, f"run as root, the guest runs as {uml.GUEST_USER} (uid {ids[0]}) and sees "
+                 f"{checkout} as {uml.GUEST_CHECKOUT}")

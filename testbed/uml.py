@@ -6,15 +6,24 @@ idle: CPU work takes no virtual time, so timers, netem delays and shapers fire e
 should whatever load the host carries, and a trial costs the host CPU it uses, not its duration.
 One instance per trial, so lanes are independent processes and run one per core.
 
-The guest sees the host's / read-only through hostfs and writes only to tmpfs and to one shared
-folder, the trial's .partial directory, which it sees as GUEST_SHARE. A job is a function of its
-inputs alone, to the last bit, wherever it runs: the kernel mixes its command line into its random
-pool and the patched UML kernel takes no entropy from the host (kernel/uml/patches), so the
-command line carries the seed and nothing that depends on the host (the guest's init and the
-shared folder are reached as /proc/self/cwd: the host resolves hostfs paths in the UML process,
-whose working directory is the shared folder); and the shared folder has the same path in every
-guest, because every syscall that fails costs the guest a microsecond of virtual time (6.1's
-time travel, against livelock), and path lookups differ with the path.
+The guest sees the host's / read-only through hostfs, the checkout read-only at GUEST_CHECKOUT, and
+writes only to tmpfs and to one shared folder, the trial's .partial directory, which it sees as
+GUEST_SHARE: both fixed paths, whatever the host's, so a checkout under /root or /tmp (where the
+guest mounts its own tmpfs) serves as well as any. A job is a function of its inputs alone, to the
+last bit, wherever it runs: the kernel mixes its command line into its random pool and the patched
+UML kernel takes no entropy from the host (kernel/uml/patches), so the command line carries the
+seed and nothing that depends on the host (the guest's init and the shared folder are reached as
+/proc/self/cwd: the host resolves hostfs paths in the UML process, whose working directory is the
+shared folder); and the shared folder has the same path in every guest, so that nothing of the
+host's layout reaches a job.
+
+A guest never holds the host's root. Its kernel can write through hostfs wherever its host process
+may (the guest's read-only mounts are the guest's own choice, which its root can undo), so a caller
+running as root starts the UML process as the dedicated unprivileged user GUEST_USER instead
+(`make deps` creates it): the guest then reaches what any unprivileged user reaches, its share (lent
+to that user for the run) and the checkout; where a folder above them is closed to that user (a
+clone in root's home), they are bound at BIND_ROOT in a mount namespace of the guest's own.
+docs/threat-model.md says what that leaves.
 
 In the shared folder: .uml/init (testbed/uml_init), .uml/job.sh (the job), .uml/heartbeat (the
 guest's uptime, rewritten each virtual second), .uml/exit (the job's status); uml-console.log (the
@@ -25,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import pwd
 import re
 import shlex
 import shutil
@@ -41,6 +51,8 @@ from testbed.uml_kernel import UmlKernel, ensure
 GUEST_INIT = Path(__file__).resolve().with_name("uml_init")
 CONTROL = ".uml"
 GUEST_SHARE = Path("/run/tcprepro-share")     # where a job finds the shared folder
+GUEST_CHECKOUT = Path("/run/tcprepro-checkout")   # where a job finds the checkout, read-only
+GUEST_USER = "tcprepro-guest"                 # whom a root caller's guests run as
 CONSOLE = "uml-console.log"
 # The guest's CLOCK_REALTIME at boot (2026-01-01T00:00:00Z): fixed, as the kernel mixes it into its
 # random pool too; pcap timestamps are converted to the monotonic clock anyway.
@@ -122,15 +134,116 @@ def job_script(argv: Sequence[str], cwd: Path, env: Mapping[str, str], prelude: 
             f"exec env -i {assigns} {' '.join(shlex.quote(a) for a in argv)}\n")
 
 
+def in_guest(path: Path, checkout: Path) -> Path:
+    """Where the guest sees a host path: under GUEST_CHECKOUT if it lies in `checkout` (as given,
+    links not followed: a venv's python is a link whose own place tells Python its venv), else as is."""
+    for candidate in (path, path.parent.resolve() / path.name):
+        with contextlib.suppress(ValueError):
+            return GUEST_CHECKOUT / candidate.relative_to(checkout)
+    return path
+
+
+def guest_ids() -> tuple[int, int] | None:
+    """(uid, gid) the UML process runs as when the caller is root: GUEST_USER's; None otherwise
+    (it runs as the caller). A UmlError with the fix when that user is missing or is root."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        user = pwd.getpwnam(GUEST_USER)
+    except KeyError:
+        raise UmlError(f"run as root, a UML guest runs as the unprivileged user {GUEST_USER}, which does not "
+                       f"exist here; fix: make deps (or: useradd --system --no-create-home --shell "
+                       f"/usr/sbin/nologin {GUEST_USER})") from None
+    if user.pw_uid == 0 or user.pw_gid == 0:
+        raise UmlError(f"the user {GUEST_USER} has uid {user.pw_uid}, gid {user.pw_gid}: a UML guest must not run "
+                       f"with root's ids; fix: userdel {GUEST_USER} && make deps")
+    return user.pw_uid, user.pw_gid
+
+
+def unreadable_by_others(checkout: Path, kernel: Path) -> list[Path]:
+    """What an unprivileged guest user cannot reach among what a job needs: the checkout's folders
+    on the way to its code and venv, and the kernel (the folders above them do not count: the guest
+    reaches them through binds where those are closed). Permission bits of 'others': the guest's
+    user owns none of them."""
+    need = [(checkout, 0o005), (checkout / "testbed", 0o005), (checkout / "testbed" / "trial.py", 0o004),
+            (kernel, 0o005)]
+    venv = checkout / ".venv"
+    if venv.is_dir():
+        need += [(venv, 0o005), (venv / "pyvenv.cfg", 0o004)]
+    bad = []
+    for path, bits in need:
+        with contextlib.suppress(OSError):
+            if path.stat().st_mode & bits != bits:
+                bad.append(path)
+    return bad
+
+
+def _lend(tree: Path, ids: tuple[int, int]) -> None:
+    """Give `tree` and everything in it to `ids` (the guest's share, before and after a run)."""
+    for root, dirs, files in os.walk(tree):
+        os.chown(root, *ids)
+        for name in (*dirs, *files):
+            os.chown(os.path.join(root, name), *ids, follow_symlinks=False)
+
+
+# A root caller's guest whose share, checkout or kernel lies behind a folder closed to GUEST_USER
+# (root's home, pytest's /tmp/pytest-of-root) gets them bound here, in a mount namespace of its own:
+# hostfs walks host paths literally, with the UML process's rights (it follows /proc/self/cwd as
+# the path the link names, not as the open folder).
+BIND_ROOT = Path("/run/tcprepro-uml")
+_BIND_SCRIPT = f"""
+mount -t tmpfs -o mode=0755,size=64k tcprepro-uml {BIND_ROOT}
+mkdir {BIND_ROOT}/share {BIND_ROOT}/checkout
+touch {BIND_ROOT}/linux
+mount --bind "$1" {BIND_ROOT}/share
+mount --bind "$3" {BIND_ROOT}/linux
+if [ -n "$2" ]; then mount --bind "$2" {BIND_ROOT}/checkout && mount -o remount,bind,ro {BIND_ROOT}/checkout; fi
+cd {BIND_ROOT}/share
+shift 3
+exec "$@"
+"""
+
+
+def _walkable(path: Path) -> bool:
+    """Whether a user who owns nothing on the way can walk to `path` (every folder searchable by others)."""
+    return all(p.stat().st_mode & 0o001 for p in (path if path.is_dir() else path.parent, *path.parents))
+
+
+def _host_command(kernel: Path, share: Path, checkout: Path | None, args: Sequence[str],
+                  ids: tuple[int, int] | None) -> tuple[list[str], Path, Path | None]:
+    """(argv, working directory, the checkout's path as the UML process sees it) of the UML
+    process. The caller's own: as it is. A root caller's: as GUEST_USER, no groups; in a mount
+    namespace with BIND_ROOT when a path it needs is closed to that user (root may make one)."""
+    tie = ["--pdeathsig", "KILL", "--"]
+    if ids is None:
+        return ["setpriv", *tie, str(kernel), *args], share, checkout
+    drop = ["setpriv", f"--reuid={ids[0]}", f"--regid={ids[1]}", "--clear-groups", *tie]
+    if all(_walkable(p) for p in (share, kernel, *([checkout] if checkout else []))):
+        return [*drop, str(kernel), *args], share, checkout
+    if not shutil.which("unshare"):
+        raise UmlError("a root caller's guest needs util-linux's unshare to reach a folder closed to "
+                       f"{GUEST_USER}; fix: make deps")
+    BIND_ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)      # the namespace's mount point
+    return (["unshare", "--mount", "--propagation", "private", "--", "sh", "-ec", _BIND_SCRIPT, "sh",
+             str(share), str(checkout or ""), str(kernel), *drop, str(BIND_ROOT / "linux"), *args],
+            Path("/"), BIND_ROOT / "checkout" if checkout else None)
+
+
 def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], seed: int,
-        limits: Limits | None = None, kernel: UmlKernel | None = None,
+        checkout: Path | None = None, limits: Limits | None = None, kernel: UmlKernel | None = None,
         boot_params: Sequence[str] = (), prelude: str = "") -> GuestRun:
-    """Boot a guest that runs `argv` (in `cwd`, with `env`) with `share` writable as GUEST_SHARE,
-    wait for it to power off, and return the job's exit status. SIGINT/SIGTERM in the caller (as an
-    exception) and every failure kill the guest's whole process group. `boot_params` go on the
-    kernel's command line (command_line). `prelude` is shell the guest runs before the job."""
+    """Boot a guest that runs `argv` (in `cwd`, with `env`: guest paths) with `share` writable as
+    GUEST_SHARE and `checkout` (if given) read-only as GUEST_CHECKOUT, wait for it to power off,
+    and return the job's exit status. SIGINT/SIGTERM in the caller (as an exception) and every
+    failure kill the guest's whole process group. `boot_params` go on the kernel's command line
+    (command_line). `prelude` is shell the guest runs before the job. Run as root, the guest's
+    host process runs as GUEST_USER (guest_ids)."""
     limits = limits or Limits.from_env()
     kernel = kernel or ensure()
+    ids = guest_ids()
+    if ids and checkout and (bad := unreadable_by_others(checkout, kernel.path)):
+        raise UmlError(f"run as root, a UML guest runs as {GUEST_USER}, who cannot read {', '.join(map(str, bad))}; "
+                       f"fix: chmod o+rX on them (chmod -R o+rX {checkout}), or run as an unprivileged user")
     share = share.resolve()
     control = share / CONTROL
     shutil.rmtree(control, ignore_errors=True)
@@ -138,18 +251,29 @@ def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], 
     shutil.copy2(GUEST_INIT, control / "init")
     (control / "job.sh").write_text(job_script(argv, cwd, env, prelude))
     args = command_line(seed, limits.memory, boot_params)
-    private = Path(tempfile.mkdtemp(prefix="tcprepro-uml-"))
+    # (in a temporary folder GUEST_USER can walk to, when that is whom the guest runs as)
+    private = Path(tempfile.mkdtemp(prefix="tcprepro-uml-", dir=None if not ids else next(
+        (d for d in (tempfile.gettempdir(), "/tmp", "/var/tmp") if _walkable(Path(d))), None)))
     # UML keeps its memory in a file under TMPDIR (which must allow exec: /dev/shm in a container
     # does not) and its control socket under $HOME/.uml: both private to this guest.
     host_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TMPDIR": str(private), "HOME": str(private)}
+    try:
+        host_argv, host_cwd, checkout_on_host = _host_command(kernel.path, share, checkout, args, ids)
+        if checkout is not None:
+            (control / "checkout").write_text(f"{checkout_on_host}\n")
+        if ids:
+            _lend(share, ids)
+            os.chown(private, *ids)
+    except (OSError, UmlError):
+        shutil.rmtree(private, ignore_errors=True)
+        raise
     t0 = time.monotonic()
     # The console is a regular file: a pipe can be full, and the guest then waits for the host's
     # SIGIO, an interrupt whose virtual time would depend on the host's load (and the kernel mixes
     # interrupt timing into its random pool).
     console = (share / CONSOLE).open("ab")
     try:
-        proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", "--", str(kernel.path), *args],
-                                cwd=share, env=host_env, stdin=subprocess.DEVNULL, stdout=console,
+        proc = subprocess.Popen(host_argv, cwd=host_cwd, env=host_env, stdin=subprocess.DEVNULL, stdout=console,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     except OSError as exc:
         shutil.rmtree(private, ignore_errors=True)
@@ -172,6 +296,8 @@ def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], 
         _kill_group(proc)
         shutil.rmtree(private, ignore_errors=True)
         shutil.rmtree(control, ignore_errors=True)
+        if ids:
+            _lend(share, (os.geteuid(), os.getegid()))
 
 
 def _wait(proc: subprocess.Popen[bytes], heartbeat: Path, console: Path, limits: Limits,

@@ -25,18 +25,22 @@ def uml_kernel():
 
 
 def guest_processes(kernel, under: Path) -> list[str]:
-    """Host processes of UML guests of this kernel (the kernel and its address-space carriers) that
-    share a folder below `under` (their working directory): other guests (a workflow running on
-    this machine) are not this test's."""
-    out = subprocess.run(["pgrep", "-a", "-f", str(kernel.path)], capture_output=True, text=True).stdout
+    """Host processes of UML guests of this kernel (the kernel and its address-space carriers, which
+    run its binary whatever their argv[0]: the runner starts it through a descriptor) that share a
+    folder below `under` (their working directory): other guests (a workflow running on this
+    machine) are not this test's."""
     mine = []
-    for line in out.splitlines():
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
         try:
-            cwd = Path(os.readlink(f"/proc/{line.split()[0]}/cwd"))
+            if Path(os.readlink(entry / "exe")) != kernel.path.resolve():
+                continue
+            cwd = Path(os.readlink(entry / "cwd"))
         except OSError:
             continue
         if cwd == under or under in cwd.parents:
-            mine.append(line)
+            mine.append(f"{entry.name} {(entry / 'cmdline').read_bytes()[:80]!r}")
     return mine
 
 
@@ -115,3 +119,73 @@ def test_an_interrupted_caller_leaves_no_guest(uml_kernel, tmp_path):
 def uml_share() -> str:
     from testbed import uml
     return str(uml.GUEST_SHARE)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="what a root caller's guest may do on the host")
+def test_a_root_callers_guest_holds_no_root_on_the_host(uml_kernel, tmp_path):
+    """Started by root, the guest's host process runs as the unprivileged GUEST_USER: its root can
+    undo its own read-only mount of the host's /, and still writes nowhere that user may not (here a
+    root-owned folder open to all for reading). The share is lent for the run and given back."""
+    import pwd
+    import shutil
+    import tempfile
+
+    from testbed import uml
+    host_dir = Path(tempfile.mkdtemp(prefix="tcprepro-root-owned-", dir="/var/tmp"))
+    try:
+        host_dir.chmod(0o755)
+        d = share(tmp_path, "root")
+        job = (f"mount -o remount,rw / && echo remounted > {uml.GUEST_SHARE}/remount; "
+               f"touch {host_dir}/escaped; echo > {uml.GUEST_SHARE}/mine; "
+               f"stat -c %u {uml.GUEST_SHARE}/mine > {uml.GUEST_SHARE}/host-uid")
+        assert uml.run(["sh", "-c", job], share=d, cwd=Path("/"), env={}, seed=1, kernel=uml_kernel).rc == 0
+        assert (d / "remount").read_text() == "remounted\n", "the guest could not remount /: the test shows nothing"
+        assert not (host_dir / "escaped").exists(), "a root caller's guest wrote into a root-owned host folder"
+        assert int((d / "host-uid").read_text()) == pwd.getpwnam(uml.GUEST_USER).pw_uid
+        assert {(p.stat().st_uid, p.stat().st_gid) for p in (d, *d.rglob("*"))} == {(0, 0)}, \
+            "the share is given back to the caller"
+    finally:
+        shutil.rmtree(host_dir, ignore_errors=True)
+
+
+def test_the_checkout_and_kernel_are_reached_behind_a_closed_folder(uml_kernel, tmp_path):
+    """A clone under /root (mode 0700), with its kernel: the guest sees the checkout at the fixed
+    GUEST_CHECKOUT, read-only, whoever the guest's host process runs as."""
+    import shutil
+    import tempfile
+
+    from testbed import uml
+    from testbed.uml_kernel import UmlKernel
+    closed = Path(tempfile.mkdtemp(prefix="tcprepro-closed-", dir="/var/tmp"))      # mode 0700
+    try:
+        checkout = closed / "clone"
+        checkout.mkdir(mode=0o755)
+        (checkout / "hello").write_text("from the checkout\n")
+        kernel = UmlKernel(closed / "linux", uml_kernel.info)
+        shutil.copy2(uml_kernel.path, kernel.path)
+        d = share(tmp_path, "closed")
+        job = (f"cat hello > {uml.GUEST_SHARE}/seen; pwd >> {uml.GUEST_SHARE}/seen; "
+               f"touch {uml.GUEST_CHECKOUT}/written 2>/dev/null || echo read-only >> {uml.GUEST_SHARE}/seen")
+        run = uml.run(["sh", "-c", job], share=d, checkout=checkout, cwd=uml.GUEST_CHECKOUT, env={}, seed=1,
+                      kernel=kernel)
+        assert run.rc == 0, (d / uml.CONSOLE).read_text()[-2000:]
+        assert (d / "seen").read_text() == f"from the checkout\n{uml.GUEST_CHECKOUT}\nread-only\n"
+        assert not (checkout / "written").exists()
+    finally:
+        shutil.rmtree(closed, ignore_errors=True)
+
+
+def test_a_root_caller_with_a_checkout_closed_to_the_guests_user_is_told_the_fix(uml_kernel, tmp_path):
+    """A checkout the guest's user may not read would fail inside the guest, with no word of why:
+    refused before the guest boots, naming what and the fix."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root caller's guest runs as another user")
+    from testbed import uml
+    checkout = tmp_path / "clone"
+    (checkout / "testbed").mkdir(parents=True)
+    (checkout / "testbed" / "trial.py").write_text("")
+    checkout.chmod(0o750)
+    d = share(tmp_path, "refused")
+    with pytest.raises(uml.UmlError, match=r"cannot read .*clone.*fix: chmod o\+rX"):
+        uml.run(["true"], share=d, checkout=checkout, cwd=uml.GUEST_CHECKOUT, env={}, seed=1, kernel=uml_kernel)
+    assert sorted(p.name for p in d.iterdir()) == [], "nothing was prepared for a guest that never booted"

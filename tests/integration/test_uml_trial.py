@@ -6,11 +6,13 @@ Three runs: cell A alone (as `nobody`), then A again (as root, elsewhere) beside
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -146,6 +148,39 @@ def test_a_trial_does_not_depend_on_what_the_guests_user_space_did_before(runs, 
     assert prov["random_rekeyed"] is True
     for name in RAW:
         assert (runs["a_alone"] / name).read_bytes() == (out / name).read_bytes(), name
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root user's clone in root's home")
+def test_a_root_users_clone_under_root_runs_the_lane_as_the_guests_user(runs, lane_env, tmp_path):
+    """The checkout in a folder only root may enter (root's home, /root), run as root: the guest's
+    host process runs as the unprivileged GUEST_USER, sees the clone at its fixed place, and the
+    trial gives the same bytes as the one run as `nobody` from the checkout's own path. The clone is
+    this checkout bind-mounted there, in a mount namespace of the test's own."""
+    from testbed import uml
+    home = Path(tempfile.mkdtemp(prefix="tcprepro-clone-", dir="/root"))
+    try:
+        home.chmod(0o700)
+        clone = home / "tcprepro"
+        clone.mkdir()
+        out = tmp_path / "umlpair" / "cubic-loss0" / "trial-1"
+        python = clone / Path(sys.executable).relative_to(CHECKOUT)
+        cmd = [str(python), "-m", "tcprepro", "trial", "--paper", "umlpair", "--cell", "cubic-loss0",
+               "--trial", "1", "--profile", "smoke", "--out", str(out)]
+        script = 'mount --bind "$1" "$2" && cd "$2" && shift 2 && exec "$@"'
+        proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
+                               str(CHECKOUT), str(clone), *cmd], env=lane_env, capture_output=True, text=True,
+                              timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        prov = json.loads((out / "provenance.json").read_text())
+        assert prov["kernel"]["where"] == "uml"
+        for name in RAW:
+            assert (runs["a_alone"] / name).read_bytes() == (out / name).read_bytes(), name
+        assert {p.stat().st_uid for p in out.rglob("*")} == {0}, f"the trial is the caller's, not {uml.GUEST_USER}'s"
+    finally:
+        # rmdir, never rmtree: were the bind mount seen here, the clone would be this checkout
+        for d in (home / "tcprepro", home):
+            with contextlib.suppress(OSError):
+                d.rmdir()
 
 
 def test_the_workflow_runs_the_lane_one_trial_per_core(runs, lane_env, tmp_path):

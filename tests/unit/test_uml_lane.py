@@ -133,14 +133,30 @@ def test_before_the_build_the_fragment_promises_every_kernel_feature_a_measured_
     assert "not built yet" in release and not missing, missing
 
 
-def test_a_checkout_the_guest_cannot_see_is_named_with_the_fix(tmp_path) -> None:
-    """The guest mounts tmpfs on /tmp, /run, /var/tmp, /root and /dev/shm: a clone there (pytest's
-    tmp_path is one) would fail at the guest's `cd` with no word of why."""
+def test_a_checkout_the_guests_user_cannot_read_is_named_with_the_fix(tmp_path) -> None:
+    """Run as root, the guest runs as the unprivileged GUEST_USER: a checkout closed to others
+    (a clone made with umask 077) would fail inside the guest with no word of why. Where the
+    checkout lies does not matter (pytest's tmp_path is under /tmp, which the guest covers)."""
+    import os
+
+    from testbed import uml
     from testbed.runner_checks import check_uml_checkout
 
-    hidden = check_uml_checkout(tmp_path)
-    assert not hidden.ok and "/tmp" in hidden.detail and "$HOME" in hidden.fix
-    assert check_uml_checkout(Path("/srv/tcprepro")).ok
+    for d in ("testbed", ".venv"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "testbed" / "trial.py").write_text("")
+    (tmp_path / ".venv" / "pyvenv.cfg").write_text("")
+    for path in (tmp_path, tmp_path / "testbed", tmp_path / ".venv"):
+        path.chmod(0o755)
+    open_check = check_uml_checkout(tmp_path)
+    if os.geteuid() != 0:
+        assert open_check.ok and str(uml.GUEST_CHECKOUT) in open_check.detail
+        return
+    assert open_check.ok, open_check                  # make deps created the guest's user
+    (tmp_path / ".venv").chmod(0o700)
+    closed = check_uml_checkout(tmp_path)
+    assert not closed.ok and ".venv" in closed.detail and uml.GUEST_USER in closed.detail
+    assert "o+rX" in closed.fix
 
 
 def test_the_guests_interrupt_counts_are_read_per_line(tmp_path) -> None:
