@@ -70,9 +70,12 @@ def lanes_of(paper):
     from testbed import placement
     try:
         plan = placement.plan(paper, PROFILE, survey=SURVEY())
-    except Exception as exc:           # placement is the trial's own check too; it will say why
-        print(f"[plan] {paper}: placement failed ({exc}); each trial checks again", file=sys.stderr)
-        return {}
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise WorkflowError(f"{paper}: cannot place its cells: {exc}") from None
+    # A cell that cannot run on its paper's lane stops the workflow before any trial, with the fix:
+    # never a silent move to another lane, never a failed trial per cell.
+    if not plan.runnable:
+        raise WorkflowError(f"[plan] {plan.summary()}")
     return {c.cell_id: c.where for c in plan.cells}
 
 
@@ -86,6 +89,12 @@ def SURVEY():
 
 def lane(paper, cell):
     return lanes_of(paper).get(cell)
+
+
+# Every selected paper is placed at load, before any job: one that cannot run on its lane stops here.
+for _paper in PAPERS:
+    if selected_cells(_paper):
+        lanes_of(_paper)
 
 
 # The UML lane's kernel, built once per definition (testbed/uml_kernel.py; its cache key is in the

@@ -181,3 +181,21 @@ def test_config_cells_selects_the_trials_to_run(tmp_path):
     out = proc.stdout + proc.stderr
     assert re.search(r"^trial\s+2$", out, re.M), out[-2000:]
     assert sorted(re.findall(r"cell=(dl[\w-]+), k=1", out)) == sorted(cells.split(","))
+
+
+def test_a_paper_that_cannot_run_on_its_lane_stops_the_plan_with_the_fix(tmp_path):
+    """A cell that its lane cannot run stops the workflow at load, before any job, with the lane's
+    lack and the fix: never a silent move to another lane, never a failed trial per cell. Here the
+    host lane, forced, for Collateral Damage's H-TCP (a kernel without tcp_htcp, as DESIGN.md's)."""
+    from testbed import placement
+    if placement.plan("collateral", "smoke", mode="host").runnable:
+        pytest.skip("this host kernel runs every Collateral Damage cell: nothing to refuse")
+    cmd = [SNAKEMAKE, "--dry-run", "--nolock", "--cores", "2", "--directory", str(CHECKOUT),
+           "--snakefile", str(CHECKOUT / "Snakefile"), "--config", "papers=[collateral]",
+           f"results={tmp_path / 'results'}", f"figures={tmp_path / 'figures'}", "profile=smoke"]
+    env = {k: v for k, v in os.environ.items() if k != "TCPREPRO_PAPER_DIR"} | {"TCPREPRO_KERNEL": "host"}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-2000:]
+    assert "[plan] collateral: cannot run: TCPREPRO_KERNEL=host" in out and "Fix:" in out, out[-2000:]
+    assert "rule trial" not in out and "Traceback" not in out, out[-2000:]
