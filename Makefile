@@ -25,6 +25,7 @@ help:
 
 deps: $(STAMP)
 	@scripts/install-system
+	@scripts/guest-user
 
 # The venv sees Debian's python3 site-packages: that is where Mininet lives.
 $(STAMP): requirements.lock pyproject.toml
