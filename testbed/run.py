@@ -156,7 +156,9 @@ def _measure_in_uml(spec: dict[str, Any], partial: Path) -> None:
                   # measurement (other draws from the random stream, other files missed, another
                   # set-up length), for the test that shows a trial does not depend on it
                   # (tests/integration/test_uml_trial.py); empty otherwise.
-                  prelude=os.environ.get("TCPREPRO_UML_PRELUDE", ""))
+                  prelude=os.environ.get("TCPREPRO_UML_PRELUDE", ""),
+                  # Another image's whole user space as the guest's / (the same test, across images).
+                  userspace=uml.userspace_from_env())
     if run.rc in INTERRUPTED_CODES:
         from testbed.trial import TrialInterrupted
         raise TrialInterrupted(f"UML job ended with {run.rc}")

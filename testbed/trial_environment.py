@@ -4,10 +4,11 @@ naming the variable and the fix, never a traceback per trial or a value on a gue
 from __future__ import annotations
 
 from testbed.placement import kernel_mode
-from testbed.uml import Limits
+from testbed.uml import Limits, userspace_from_env
 
 
 def check() -> None:
     """Raise ValueError naming the first variable that is not a value it can take."""
     kernel_mode()
     Limits.from_env()
+    userspace_from_env()

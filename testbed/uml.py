@@ -191,17 +191,41 @@ def _lend(tree: Path, ids: tuple[int, int]) -> None:
 # hostfs walks host paths literally, with the UML process's rights (it follows /proc/self/cwd as
 # the path the link names, not as the open folder).
 BIND_ROOT = Path("/run/tcprepro-uml")
+# $1 share, $2 checkout ('' for none), $3 kernel, $4 the private folder, $5 the guest's user space
+# ('' for the host's), then the command; binds everything under BIND_ROOT of that user space.
 _BIND_SCRIPT = f"""
-mount -t tmpfs -o mode=0755,size=64k tcprepro-uml {BIND_ROOT}
-mkdir {BIND_ROOT}/share {BIND_ROOT}/checkout
-touch {BIND_ROOT}/linux
-mount --bind "$1" {BIND_ROOT}/share
-mount --bind "$3" {BIND_ROOT}/linux
-if [ -n "$2" ]; then mount --bind "$2" {BIND_ROOT}/checkout && mount -o remount,bind,ro {BIND_ROOT}/checkout; fi
-cd {BIND_ROOT}/share
-shift 3
-exec "$@"
+b=$5{BIND_ROOT}
+mount -t tmpfs -o mode=0755,size=64k tcprepro-uml "$b"
+mkdir "$b/share" "$b/checkout" "$b/private"
+touch "$b/linux"
+mount --bind "$1" "$b/share"
+mount --bind "$3" "$b/linux"
+mount --bind "$4" "$b/private"
+if [ -n "$2" ]; then mount --bind "$2" "$b/checkout" && mount -o remount,bind,ro "$b/checkout"; fi
+if [ -n "$5" ]; then mount -t proc proc "$5/proc" && mount --rbind /dev "$5/dev"; fi
+root=${{5:-/}}
+shift 5
+exec chroot "$root" /bin/sh -c 'cd {BIND_ROOT}/share && exec "$@"' sh "$@"
 """
+
+
+def userspace_from_env() -> Path | None:
+    """TCPREPRO_UML_USERSPACE: a root tree (a debootstrapped Debian 12, say) the guest's / is instead
+    of the host's, for the test that a trial does not depend on the image's user space; None when
+    unset. A ValueError naming the variable when it is not a tree a guest can run on, or the caller
+    is not root (the UML process starts chrooted there)."""
+    raw = os.environ.get("TCPREPRO_UML_USERSPACE", "").strip()
+    if not raw:
+        return None
+    tree = Path(raw)
+    lacks = [p for p in ("bin/sh", "bin/busybox", "usr/bin/python3", "usr/sbin/chroot", "usr/bin/setpriv",
+                         "proc", "dev", "run") if not (tree / p).exists()]
+    if not tree.is_absolute() or lacks:
+        raise ValueError(f"TCPREPRO_UML_USERSPACE={raw!r}: give the absolute path of a root tree with the "
+                         f"guest's tools (it lacks {', '.join(lacks) or 'an absolute path'})")
+    if os.geteuid() != 0:
+        raise ValueError("TCPREPRO_UML_USERSPACE needs a root caller: the guest's process starts chrooted there")
+    return tree
 
 
 def _walkable(path: Path) -> bool:
@@ -209,35 +233,41 @@ def _walkable(path: Path) -> bool:
     return all(p.stat().st_mode & 0o001 for p in (path if path.is_dir() else path.parent, *path.parents))
 
 
-def _host_command(kernel: Path, share: Path, checkout: Path | None, args: Sequence[str],
-                  ids: tuple[int, int] | None) -> tuple[list[str], Path, Path | None]:
-    """(argv, working directory, the checkout's path as the UML process sees it) of the UML
-    process. The caller's own: as it is. A root caller's: as GUEST_USER, no groups; in a mount
-    namespace with BIND_ROOT when a path it needs is closed to that user (root may make one)."""
+def _host_command(kernel: Path, share: Path, checkout: Path | None, private: Path, args: Sequence[str],
+                  ids: tuple[int, int] | None, userspace: Path | None) -> tuple[list[str], Path, Path | None, Path]:
+    """(argv, working directory, the checkout's and the private folder's paths as the UML process
+    sees them) of the UML process. The caller's own: as it is. A root caller's: as GUEST_USER, no
+    groups; in a mount namespace with BIND_ROOT when a path it needs is closed to that user (root
+    may make one), or when the guest's / is another user space than the host's (`userspace`)."""
     tie = ["--pdeathsig", "KILL", "--"]
     if ids is None:
-        return ["setpriv", *tie, str(kernel), *args], share, checkout
+        if userspace:
+            raise UmlError("a guest on another user space (TCPREPRO_UML_USERSPACE) needs a root caller: "
+                           "its UML process starts chrooted there")
+        return ["setpriv", *tie, str(kernel), *args], share, checkout, private
     drop = ["setpriv", f"--reuid={ids[0]}", f"--regid={ids[1]}", "--clear-groups", *tie]
-    if all(_walkable(p) for p in (share, kernel, *([checkout] if checkout else []))):
-        return [*drop, str(kernel), *args], share, checkout
+    if not userspace and all(_walkable(p) for p in (share, kernel, private, *([checkout] if checkout else []))):
+        return [*drop, str(kernel), *args], share, checkout, private
     if not shutil.which("unshare"):
         raise UmlError("a root caller's guest needs util-linux's unshare to reach a folder closed to "
                        f"{GUEST_USER}; fix: make deps")
-    BIND_ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)      # the namespace's mount point
+    ((userspace or Path("/")) / BIND_ROOT.relative_to("/")).mkdir(mode=0o755, parents=True, exist_ok=True)
     return (["unshare", "--mount", "--propagation", "private", "--", "sh", "-ec", _BIND_SCRIPT, "sh",
-             str(share), str(checkout or ""), str(kernel), *drop, str(BIND_ROOT / "linux"), *args],
-            Path("/"), BIND_ROOT / "checkout" if checkout else None)
+             str(share), str(checkout or ""), str(kernel), str(private), str(userspace or ""),
+             *drop, str(BIND_ROOT / "linux"), *args],
+            Path("/"), BIND_ROOT / "checkout" if checkout else None, BIND_ROOT / "private")
 
 
 def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], seed: int,
         checkout: Path | None = None, limits: Limits | None = None, kernel: UmlKernel | None = None,
-        boot_params: Sequence[str] = (), prelude: str = "") -> GuestRun:
+        boot_params: Sequence[str] = (), prelude: str = "", userspace: Path | None = None) -> GuestRun:
     """Boot a guest that runs `argv` (in `cwd`, with `env`: guest paths) with `share` writable as
     GUEST_SHARE and `checkout` (if given) read-only as GUEST_CHECKOUT, wait for it to power off,
     and return the job's exit status. SIGINT/SIGTERM in the caller (as an exception) and every
     failure kill the guest's whole process group. `boot_params` go on the kernel's command line
-    (command_line). `prelude` is shell the guest runs before the job. Run as root, the guest's
-    host process runs as GUEST_USER (guest_ids)."""
+    (command_line). `prelude` is shell the guest runs before the job; `userspace`, a root tree the
+    guest's / is instead of the host's (another machine image's user space: the test that a trial
+    does not depend on it). Run as root, the guest's host process runs as GUEST_USER (guest_ids)."""
     limits = limits or Limits.from_env()
     kernel = kernel or ensure()
     ids = guest_ids()
@@ -251,14 +281,12 @@ def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], 
     shutil.copy2(GUEST_INIT, control / "init")
     (control / "job.sh").write_text(job_script(argv, cwd, env, prelude))
     args = command_line(seed, limits.memory, boot_params)
-    # (in a temporary folder GUEST_USER can walk to, when that is whom the guest runs as)
-    private = Path(tempfile.mkdtemp(prefix="tcprepro-uml-", dir=None if not ids else next(
-        (d for d in (tempfile.gettempdir(), "/tmp", "/var/tmp") if _walkable(Path(d))), None)))
+    private = Path(tempfile.mkdtemp(prefix="tcprepro-uml-"))
     # UML keeps its memory in a file under TMPDIR (which must allow exec: /dev/shm in a container
     # does not) and its control socket under $HOME/.uml: both private to this guest.
-    host_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TMPDIR": str(private), "HOME": str(private)}
     try:
-        host_argv, host_cwd, checkout_on_host = _host_command(kernel.path, share, checkout, args, ids)
+        host_argv, host_cwd, checkout_on_host, private_on_host = _host_command(
+            kernel.path, share, checkout, private, args, ids, userspace)
         if checkout is not None:
             (control / "checkout").write_text(f"{checkout_on_host}\n")
         if ids:
@@ -267,6 +295,8 @@ def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], 
     except (OSError, UmlError):
         shutil.rmtree(private, ignore_errors=True)
         raise
+    host_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TMPDIR": str(private_on_host),
+                "HOME": str(private_on_host)}
     t0 = time.monotonic()
     # The console is a regular file: a pipe can be full, and the guest then waits for the host's
     # SIGIO, an interrupt whose virtual time would depend on the host's load (and the kernel mixes

@@ -111,6 +111,7 @@ def test_an_empty_folder_and_one_a_run_wrote_are_accepted(tmp_path: Path) -> Non
     ({"TCPREPRO_UML_MEMORY": "1G init=/bin/sh"}, "TCPREPRO_UML_MEMORY='1G init=/bin/sh': give the guest's memory"),
     ({"TCPREPRO_UML_MEMORY": "99999999G"}, "give the guest's memory as 256M to 64G"),
     ({"TCPREPRO_UML_STALL_S": "nan"}, "TCPREPRO_UML_STALL_S='nan': give a positive number of seconds"),
+    ({"TCPREPRO_UML_USERSPACE": "/nonexistent"}, "TCPREPRO_UML_USERSPACE='/nonexistent': give the absolute path"),
 ])
 def test_a_bad_environment_variable_stops_the_run_and_the_trial_in_one_line(
         tmp_path: Path, env: dict[str, str], says: str) -> None:
