@@ -87,14 +87,7 @@ include: "rules/figures.smk"
 onstart:
     from testbed.progress import write_plan
     start_writing()
-    # The trials of the selected cells (`--config cells=...`) not yet done. A simulated or
-    # virtual-time trial has no real-time traffic: its wall time is what the progress log measures.
-    # A cell may set its own duration (fixed-size transfers: the bound, an overestimate): "bounded".
-    todo = [{"dir": str(Path(d).resolve()), "per_core": per_core(p, Path(d).parent.name),
-             "duration_s": 0 if per_core(p, Path(d).parent.name)
-             else PAPERS[p].duration_s(Path(d).parent.name, PROFILE),
-             "bounded": "duration_s" in PAPERS[p].cells_by_id[Path(d).parent.name].scenario}
-            for p in PAPERS for d in trial_dirs(p) if not Path(d, "summary.json").exists()]
+    todo = planned_trials()
     try:
         cores = int(workflow.cores)
     except WorkflowError:       # no --cores given: the estimate assumes one

@@ -1,5 +1,6 @@
 # Helpers every rule reads: the cells a run selects, where each trial runs, the inputs of trials,
-# cells and figures, and the code digests that rerun the aggregation when its code changes.
+# cells and figures, the code digests that rerun the aggregation when its code changes, and the
+# trials a run's plan lists.
 from tcprepro import folders
 
 # Where a run writes and removes its outputs: never /, $HOME, a system folder, nor a folder holding
@@ -141,6 +142,24 @@ def per_core(paper, cell):
     """Simulated and virtual-time trials are CPU work from start to end: one core each, no lane.
     A real-time trial mostly waits (on the VM, or on traffic): no core, one lane."""
     return lane(paper, cell) in ("sim", "uml")
+
+
+def planned_trials():
+    """The trial jobs this run starts, as the plan lists them. Snakemake's DAG decides, not the folders:
+    it also reruns a finished trial whose job it marks incomplete (a runner that finished after
+    Snakemake itself was killed) or whose retry key changed (testbed/attempts.py). A simulated or
+    virtual-time trial has no real-time traffic: its wall time is what the progress log measures.
+    A cell may set its own duration (fixed-size transfers: the bound, an overestimate): "bounded"."""
+    trials = []
+    for job in workflow.dag.needrun_jobs():
+        if job.rule.name != "trial":
+            continue
+        paper, cell = job.wildcards.paper, job.wildcards.cell
+        sim = per_core(paper, cell)
+        trials.append({"dir": str(Path(job.output[0]).resolve()), "per_core": sim,
+                       "duration_s": 0 if sim else PAPERS[paper].duration_s(cell, PROFILE),
+                       "bounded": "duration_s" in PAPERS[paper].cells_by_id[cell].scenario})
+    return sorted(trials, key=lambda t: t["dir"])
 
 
 # A paper's analysis package (analysis/<paper>/__main__.py) draws its tables, figures and verdict

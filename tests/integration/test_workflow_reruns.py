@@ -3,9 +3,11 @@ figures (their digest is a rule parameter), never the trials. Runs the short sim
 (tests/data/papers/wlanshort.yaml: 12 s of ns-3 per trial), so it needs no root and no VM."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -136,3 +138,59 @@ def test_two_checkouts_never_write_one_results_folder_at_once(tmp_path: Path) ->
     again = subprocess.run(snakemake(second), env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stderr[-3000:]
     assert {t: (t / "summary.json").stat().st_mtime_ns for t in trials} == made
+
+
+def test_after_a_kill_9_the_plan_counts_the_trial_snakemake_reruns(tmp_path: Path) -> None:
+    """A `kill -9` of Snakemake leaves its running trial's runner going: the runner finishes the
+    trial, but Snakemake's record still marks the job incomplete, so the next run (rerun-incomplete)
+    measures it again. The plan must count that trial, as every trial job the run starts: it once
+    looked only for a summary.json and said "0 trials to run"."""
+    papers, results = tmp_path / "papers", tmp_path / "results"
+    papers.mkdir()
+    text = (PAPERS / "wlanshort.yaml").read_text().replace("smoke: {duration_s: 12, warmup_s: 2, trials: 1}",
+                                                           "smoke: {duration_s: 30, warmup_s: 2, trials: 1}")
+    (papers / "wlanshort.yaml").write_text(text)
+    env = {**os.environ, "TCPREPRO_PAPER_DIR": str(papers)}
+    # A working folder of its own: the kill leaves Snakemake's lock there, and --unlock clears only that.
+    view = checkout_view(tmp_path / "checkout")
+    cmd = [SNAKEMAKE, "--cores", "1", "--directory", str(view), "--snakefile", str(CHECKOUT / "Snakefile"),
+           "--config", "papers=[wlanshort]", f"results={results}", f"figures={tmp_path / 'figures'}",
+           "profile=smoke", "cells=dl2-ul2-fifo"]
+    trial = results / "smoke" / "wlanshort" / "dl2-ul2-fifo" / "trial-1"
+    # Its own process group: the runner outlives Snakemake there, and the test waits for the group to empty.
+    running = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not trial.with_name("trial-1.partial").exists():      # the runner measures
+            assert time.monotonic() < deadline and running.poll() is None, "the trial never started"
+            time.sleep(0.05)
+        running.kill()
+        running.wait()
+        while _group_alive(running.pid):                               # the orphaned runner finishes
+            assert time.monotonic() < deadline, "the orphaned runner did not end"
+            time.sleep(0.2)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(running.pid, signal.SIGKILL)
+    assert (trial / "summary.json").is_file(), "the orphaned runner did not finish its trial"
+
+    subprocess.run([*cmd, "--unlock"], env=env, capture_output=True, check=True, timeout=120)
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    out = again.stdout + again.stderr
+    planned = re.search(r"^\[plan\] profile smoke: (\d+) trials to run", out, re.M)
+    ran = len(re.findall(r"^(?:local)?rule trial:", out, re.M))
+    assert ran == 1, f"the scenario did not recur: Snakemake ran {ran} trial jobs\n{out[-3000:]}"
+    assert planned and int(planned.group(1)) == ran, out[-3000:]
+    assert "[progress] 1/1 trials done" in out
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a live process is left in the group (a zombie an orphan reaper has not reaped holds nothing)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            state, _ppid, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+            if int(group) == pgid and state != "Z":
+                return True
+    return False
