@@ -35,6 +35,13 @@ try:
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 validate(config, "config/schema/workflow.schema.yaml")
+# A profile of ours sets its keys as a config file; one a command-line --configfile replaced, or
+# --config contradicts, stops the run here instead of running another profile (the quick one).
+from tcprepro.workflow_profile import lost_setting, named_profile
+
+_profile_dir = named_profile(sys.argv, Path.cwd(), Path(workflow.basedir))
+if _profile_dir and (_lost := lost_setting(_profile_dir, config)):
+    raise WorkflowError(_lost)
 # The environment variables a trial reads are checked here too: a bad one stops the run in one line,
 # not in a traceback per trial.
 try:

@@ -199,3 +199,22 @@ def test_a_paper_that_cannot_run_on_its_lane_stops_the_plan_with_the_fix(tmp_pat
     assert proc.returncode != 0, out[-2000:]
     assert "[plan] collateral: cannot run: TCPREPRO_KERNEL=host" in out and "Fix:" in out, out[-2000:]
     assert "rule trial" not in out and "Traceback" not in out, out[-2000:]
+
+
+def test_a_workflow_profile_keeps_its_settings_beside_config_and_refuses_to_lose_them(tmp_path):
+    """`--workflow-profile profiles/full --config papers=[wlan]` runs the full profile (Snakemake
+    replaces a profile's `config:` list, so ours set their keys as a config file); a command-line
+    `--configfile` that replaces the profile's stops the run in one line naming the key and the fix."""
+    base = [SNAKEMAKE, "--dry-run", "--nolock", "--cores", "2", "--directory", str(CHECKOUT), "--snakefile",
+            str(CHECKOUT / "Snakefile"), "--workflow-profile", str(CHECKOUT / "profiles" / "full")]
+    rest = ["--config", "papers=[wlan]", f"results={tmp_path / 'results'}", f"figures={tmp_path / 'figures'}"]
+    env = {k: v for k, v in os.environ.items() if k != "TCPREPRO_PAPER_DIR"}
+    kept = subprocess.run([*base, *rest], env=env, capture_output=True, text=True, timeout=300)
+    assert kept.returncode == 0, kept.stderr[-3000:]
+    planned = re.findall(r"--profile (\w+) --out", kept.stdout + kept.stderr)
+    assert planned and set(planned) == {"full"}, set(planned)
+    lost = subprocess.run([*base, "--configfile", str(CHECKOUT / "config" / "workflow.yaml"), *rest], env=env,
+                          capture_output=True, text=True, timeout=300)
+    out = lost.stdout + lost.stderr
+    assert lost.returncode != 0 and "sets profile=full" in out and "fix: add --config profile=full" in out, out[-2000:]
+    assert "Traceback" not in out and "--profile quick" not in out
