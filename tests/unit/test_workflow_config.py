@@ -14,6 +14,10 @@ def defaults() -> dict:
     return yaml.safe_load((CONFIG_DIR / "workflow.yaml").read_text())
 
 
+def cluster(**change: object) -> dict:
+    return {**defaults()["cluster"], **change}
+
+
 def test_the_committed_defaults_pass() -> None:
     assert load_workflow()["max_attempts"] >= 1
 
@@ -34,6 +38,12 @@ def test_the_committed_defaults_pass() -> None:
      "field 'cluster.wall_s_per_virtual_s'"),
     ({"cluster": {"runtime_floor_min": 10, "wall_s_per_virtual_s": 4, "mem_mb": {"uml": 2048}}},
      "field 'cluster.mem_mb'"),
+    ({"cluster": cluster(wall_s_per_virtual_s=1e308)},
+     "field 'cluster.wall_s_per_virtual_s': 1e+308 is greater than the maximum of 100"),
+    ({"cluster": cluster(runtime_floor_min=10 ** 30)},
+     "field 'cluster.runtime_floor_min': 1000000000000000000000000000000 is greater than the maximum of 1440"),
+    ({"cluster": cluster(mem_mb={"uml": 2048, "sim": 1024, "uml_kernel": 4096, "figures": 2 ** 70})},
+     "field 'cluster.mem_mb.figures': 1180591620717411303424 is greater than the maximum of 1048576"),
 ])
 def test_a_bad_workflow_value_is_named_in_one_line(change: dict, says: str) -> None:
     with pytest.raises(ConfigError) as err:
