@@ -228,6 +228,17 @@ def _schema() -> dict[str, Any]:
     return yaml.safe_load(SCHEMA_PATH.read_text())
 
 
+def _whole(_checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# JSON Schema counts 3.0 as an integer; YAML's `3.0` stays a float, which a trial count, a range or a
+# trial's environment (TCPREPRO_MAX_ATTEMPTS=3.0) does not take: an integer field takes integers only.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole))
+
+
 def _field_path(err: jsonschema.ValidationError) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path).lstrip(".")
 
@@ -328,14 +339,14 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
     raw = _read(path)
     data = _parse_yaml(raw, path)
     schema = _schema()
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
         raise ConfigError(f"{path}: field '{_field_path(err) or '<top>'}': {_message(err)}")
     _check_profiles(data, path)
     cfg = PaperConfig(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest())
-    scenario_validator = jsonschema.Draft202012Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
+    scenario_validator = _Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
     defaults = data.get("matrix_defaults") or {}
     points = [pt for m in [data["matrix"], *data.get("extra_matrices", [])] for pt in _matrix_points(m)]
     for point in points:
@@ -433,7 +444,7 @@ def check_workflow(config: Any, where: str | None = None, papers_exist: bool = T
         if key not in schema["properties"]:
             raise ConfigError(f"{source}: unknown key {key!r}{closest(str(key), fields)}; "
                               f"known keys: {', '.join(fields)}")
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config), key=lambda e: list(e.path))
+    errors = sorted(_Validator(schema).iter_errors(config), key=lambda e: list(e.path))
     if errors:
         err = errors[0]
         name = _field_path(err) or "<top>"

@@ -28,6 +28,8 @@ def test_the_committed_defaults_pass() -> None:
     ({"max_attempts": -1}, "field 'max_attempts': -1 is less than the minimum of 1"),
     ({"max_attempts": 0}, "field 'max_attempts': 0 is less than the minimum of 1"),
     ({"max_attempts": "abc"}, "field 'max_attempts': 'abc' is not of type 'integer'"),
+    ({"max_attempts": 3.0}, "field 'max_attempts': 3.0 is not of type 'integer'"),
+    ({"cluster": cluster(runtime_floor_min=1e3)}, "field 'cluster.runtime_floor_min': 1000.0 is not of type 'integer'"),
     ({"profile": "medium"}, "field 'profile': 'medium' is not one of ['smoke', 'quick', 'full']"),
     ({"papers": ["wlna"]}, "no paper 'wlna' (did you mean 'wlan'?)"),
     ({"papers": ["workflow"]}, "no paper 'workflow'"),
