@@ -414,11 +414,22 @@ def check_config_file(path: Path) -> str:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a config file holds keys at its top level")
     defaults = _parse_yaml((CONFIG_DIR / "workflow.yaml").read_bytes(), CONFIG_DIR / "workflow.yaml")
-    check_workflow({**defaults, **data}, where=str(path))
+    merged = merge(defaults, data)
+    check_workflow(merged, where=str(path))
     # where it may write, judged as the workflow will (relative folders from here)
     from tcprepro import folders
-    folders.check({**defaults, **data}, Path.cwd(), str(path))
+    folders.check(merged, Path.cwd(), str(path))
     return f"{path}: workflow config, keys {', '.join(data) or '(none)'}"
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` laid on `base` as Snakemake lays a --configfile on the config (its update_config): a
+    mapping merged key by key, anything else replaced."""
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        out[key] = merge(old, value) if isinstance(value, dict) and isinstance(old, dict) else value
+    return out
 
 
 def closest(word: str, known: list[str] | tuple[str, ...]) -> str:

@@ -79,3 +79,14 @@ def test_a_config_file_s_yaml_error_is_named_by_line(tmp_path) -> None:
         check_config_file(out_of_range)
     assert check_config_file(CONFIG_DIR / "collateral.yaml").endswith("paper collateral, 42 cells")
     assert main(["check-config", str(bad), str(CONFIG_DIR / "collateral.yaml")]) == 2
+
+
+def test_check_config_merges_a_config_file_as_snakemake_does(tmp_path) -> None:
+    """Snakemake merges a --configfile's mappings into the config key by key: one cluster setting
+    alone is a whole config, and check-config judges it so."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("cluster:\n  mem_mb: {uml: 4096}\n")
+    assert check_config_file(mine).endswith("keys cluster")
+    mine.write_text("cluster:\n  mem_mb: {uml: 100}\n")
+    with pytest.raises(ConfigError, match=r"field 'cluster\.mem_mb\.uml': 100 is less than the minimum of 256"):
+        check_config_file(mine)
