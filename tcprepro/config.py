@@ -467,3 +467,16 @@ def check_workflow(config: Any, where: str | None = None, papers_exist: bool = T
         names = paper_names()
         raise ConfigError(f"{source}: field 'papers': no paper {unknown[0]!r}{closest(unknown[0], names)}; "
                           f"papers are: {', '.join(names)}")
+
+
+def check_config_args(entries: list[str] | None, config: dict[str, Any]) -> None:
+    """Refuse a `--config KEY=VALUE` (or a profile's `config:` entry) whose text Snakemake changed:
+    it strips quotes from both ends and reads the rest as YAML, where ' #' starts a comment and
+    `&a x` drops its first word, so results='/tmp/run #2' would write to /tmp/run. Only quotes around
+    the whole value may go."""
+    last = dict(entry.partition("=")[::2] for entry in entries or [])
+    for key, text in last.items():
+        value = config.get(key)
+        if isinstance(value, str) and text not in (value, *(q + value + q for q in "'\"")):
+            raise ConfigError(f"--config {key}={text!r}: Snakemake strips a --config value's quotes and reads it "
+                              f"as YAML, which makes it {value!r}. Fix: set {key} in a --configfile")

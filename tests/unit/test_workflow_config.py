@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tcprepro.config import CONFIG_DIR, ConfigError, check_config_file, check_workflow, load_workflow
+from tcprepro.config import CONFIG_DIR, ConfigError, check_config_args, check_config_file, check_workflow, load_workflow
 from testbed.run import max_attempts
 
 
@@ -90,3 +90,18 @@ def test_check_config_merges_a_config_file_as_snakemake_does(tmp_path) -> None:
     mine.write_text("cluster:\n  mem_mb: {uml: 100}\n")
     with pytest.raises(ConfigError, match=r"field 'cluster\.mem_mb\.uml': 100 is less than the minimum of 256"):
         check_config_file(mine)
+
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("/tmp/run #2", "/tmp/run"),            # a YAML comment
+    ("&a x", "x"),                          # a YAML anchor
+    ("/tmp/it's'", "/tmp/it's"),            # Snakemake strips quotes at both ends
+])
+def test_a_config_value_snakemake_changed_is_refused(text: str, parsed: str) -> None:
+    """Snakemake strips a --config value's quotes and reads it as YAML: a results folder named with
+    ' #' would be another folder."""
+    with pytest.raises(ConfigError) as err:
+        check_config_args(["profile=smoke", f"results={text}"], {"profile": "smoke", "results": parsed})
+    assert str(err.value).startswith(f"--config results={text!r}: ") and f"makes it {parsed!r}" in str(err.value)
+    check_config_args([f"results='{parsed}'", "max_attempts=3"], {"results": parsed, "max_attempts": 3})
+    check_config_args(None, {"results": parsed})
