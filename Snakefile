@@ -22,16 +22,17 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from sim.build import MODELS as SIM_MODELS
-from tcprepro.config import CELL_ID, ConfigError, check_workflow, load_paper
+from tcprepro.config import CELL_ID, ConfigError, check_config_args, check_workflow, load_paper
 from testbed import attempts, trial_environment, uml_kernel
 
 configfile: "config/workflow.yaml"
 
 # The merged config (this file, the profile's config:, --config) is checked before anything runs:
-# check_workflow's one line names the field and the fix; Snakemake's validate then applies the
-# schema's defaults.
+# check_workflow's one line names the field and the fix, check_config_args a --config value that
+# Snakemake's YAML reading changed; Snakemake's validate then applies the schema's defaults.
 try:
     check_workflow(config)
+    check_config_args(workflow.config_settings.config_args, config)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 validate(config, "config/schema/workflow.schema.yaml")

@@ -228,6 +228,17 @@ def _schema() -> dict[str, Any]:
     return yaml.safe_load(SCHEMA_PATH.read_text())
 
 
+def _whole(_checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# JSON Schema counts 3.0 as an integer; YAML's `3.0` stays a float, which a trial count, a range or a
+# trial's environment (TCPREPRO_MAX_ATTEMPTS=3.0) does not take: an integer field takes integers only.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole))
+
+
 def _field_path(err: jsonschema.ValidationError) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path).lstrip(".")
 
@@ -328,14 +339,14 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
     raw = _read(path)
     data = _parse_yaml(raw, path)
     schema = _schema()
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
         raise ConfigError(f"{path}: field '{_field_path(err) or '<top>'}': {_message(err)}")
     _check_profiles(data, path)
     cfg = PaperConfig(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest())
-    scenario_validator = jsonschema.Draft202012Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
+    scenario_validator = _Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
     defaults = data.get("matrix_defaults") or {}
     points = [pt for m in [data["matrix"], *data.get("extra_matrices", [])] for pt in _matrix_points(m)]
     for point in points:
@@ -403,11 +414,22 @@ def check_config_file(path: Path) -> str:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a config file holds keys at its top level")
     defaults = _parse_yaml((CONFIG_DIR / "workflow.yaml").read_bytes(), CONFIG_DIR / "workflow.yaml")
-    check_workflow({**defaults, **data}, where=str(path))
+    merged = merge(defaults, data)
+    check_workflow(merged, where=str(path))
     # where it may write, judged as the workflow will (relative folders from here)
     from tcprepro import folders
-    folders.check({**defaults, **data}, Path.cwd(), str(path))
+    folders.check(merged, Path.cwd(), str(path))
     return f"{path}: workflow config, keys {', '.join(data) or '(none)'}"
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` laid on `base` as Snakemake lays a --configfile on the config (its update_config): a
+    mapping merged key by key, anything else replaced."""
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        out[key] = merge(old, value) if isinstance(value, dict) and isinstance(old, dict) else value
+    return out
 
 
 def closest(word: str, known: list[str] | tuple[str, ...]) -> str:
@@ -433,7 +455,7 @@ def check_workflow(config: Any, where: str | None = None, papers_exist: bool = T
         if key not in schema["properties"]:
             raise ConfigError(f"{source}: unknown key {key!r}{closest(str(key), fields)}; "
                               f"known keys: {', '.join(fields)}")
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config), key=lambda e: list(e.path))
+    errors = sorted(_Validator(schema).iter_errors(config), key=lambda e: list(e.path))
     if errors:
         err = errors[0]
         name = _field_path(err) or "<top>"
@@ -445,3 +467,16 @@ def check_workflow(config: Any, where: str | None = None, papers_exist: bool = T
         names = paper_names()
         raise ConfigError(f"{source}: field 'papers': no paper {unknown[0]!r}{closest(unknown[0], names)}; "
                           f"papers are: {', '.join(names)}")
+
+
+def check_config_args(entries: list[str] | None, config: dict[str, Any]) -> None:
+    """Refuse a `--config KEY=VALUE` (or a profile's `config:` entry) whose text Snakemake changed:
+    it strips quotes from both ends and reads the rest as YAML, where ' #' starts a comment and
+    `&a x` drops its first word, so results='/tmp/run #2' would write to /tmp/run. Only quotes around
+    the whole value may go."""
+    last = dict(entry.partition("=")[::2] for entry in entries or [])
+    for key, text in last.items():
+        value = config.get(key)
+        if isinstance(value, str) and text not in (value, *(q + value + q for q in "'\"")):
+            raise ConfigError(f"--config {key}={text!r}: Snakemake strips a --config value's quotes and reads it "
+                              f"as YAML, which makes it {value!r}. Fix: set {key} in a --configfile")

@@ -3,8 +3,13 @@
 Snakemake removes an output before the job that makes it and after a job that failed, so a results
 or figures folder that is not this project's would lose whatever sits at an output's path there.
 The rule, checked when the workflow loads, on the folder a link points to:
+- a path Snakemake and the file system take as written: no control character (a NUL ends it early) and
+  no brace (Snakemake reads `{name}` in an output's path as a wildcard), one the file system can look
+  up (not too long, no loop of links);
 - never `/`, $HOME or this checkout itself, or a system folder or anything inside one (/etc, /usr,
   /proc, ...);
+- results not inside figures (a run empties figures/<paper>/<profile>/ before redrawing it), and
+  figures not inside results/<profile> (a run removes a trial's folder before measuring it again);
 - an existing folder is empty, or already one of ours: marked by a run (MARK: a run marks the
   folders it starts writing), holding what runs write (a profile folder smoke/, quick/, full/ or
   the VM lane's .vm/ of trials; a REPORT*.md or <paper>/<profile>/ of figures), or this checkout's
@@ -31,6 +36,15 @@ SYSTEM = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32"
           "/usr", "/var")
 SCRATCH = ("/var/tmp",)                     # inside a system folder, and meant for users' files
 _HELD: list[int] = []                       # claims of this process, open until it exits
+
+
+def _unusable(value: str) -> str | None:
+    """Why the text of a folder's path cannot name it in the workflow's outputs, or None."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return "holds a control character"
+    if "{" in value or "}" in value:
+        return "holds a brace, which Snakemake reads in an output's path as a wildcard"
+    return None
 
 
 def _problem(kind: str, path: Path) -> str | None:
@@ -70,14 +84,40 @@ def check(config: dict[str, object], base: Path, source: str) -> None:
     """Refuse a `results` or `figures` value the rule above forbids: ConfigError, one line naming the
     field, the folder it resolves to and the fix. Relative values are taken from `base` (the
     workflow's working directory)."""
-    for kind in ("results", "figures"):
-        value = str(config.get(kind) or kind)
+    paths = {kind: _checked(kind, str(config.get(kind) or kind), base, source) for kind in ("results", "figures")}
+    _check_apart(paths["results"], paths["figures"], source)
+
+
+def _checked(kind: str, value: str, base: Path, source: str) -> Path:
+    """The folder `value` names, where links lead, once the rule allows it; else ConfigError."""
+    where = f"{source}: field '{kind}': {value!r}"
+    if problem := _unusable(value):
+        raise ConfigError(f"{where} {problem}. Fix: give {kind}= a folder named without "
+                          "control characters or braces")
+    try:
         path = (base / value).resolve()
         problem = _problem(kind, path)
-        if problem:
-            raise ConfigError(f"{source}: field '{kind}': {value!r} ({path}) {problem}; a run writes its outputs "
-                              f"there and removes them before remaking them. Fix: give {kind}= a new or empty "
-                              "folder, or one a run of this project wrote")
+    except (OSError, RuntimeError) as exc:        # too long, unreadable, a loop of links (RuntimeError)
+        raise ConfigError(f"{where} cannot be looked up ({getattr(exc, 'strerror', None) or exc}). Fix: give "
+                          f"{kind}= a folder this user can reach") from None
+    if problem:
+        raise ConfigError(f"{where} ({path}) {problem}; a run writes its outputs there and removes them before "
+                          f"remaking them. Fix: give {kind}= a new or empty folder, or one a run of this project "
+                          "wrote")
+    return path
+
+
+def _check_apart(results: Path, figures: Path, source: str) -> None:
+    """Neither folder holds what a run of the other removes (the module's docstring says which)."""
+    if results != figures and results.is_relative_to(figures):
+        raise ConfigError(f"{source}: field 'results': {results} is inside figures {figures}, whose "
+                          "<paper>/<profile>/ folders a run empties before redrawing them. Fix: give results= "
+                          "and figures= folders side by side")
+    inside = next((p for p in PROFILES if figures.is_relative_to(results / p)), None)
+    if inside:
+        raise ConfigError(f"{source}: field 'figures': {figures} is inside {results / inside}, whose trial "
+                          "folders a run removes before measuring them again. Fix: give results= and figures= "
+                          "folders side by side")
 
 
 def mark(kind: str, folder: Path) -> None:

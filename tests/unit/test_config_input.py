@@ -136,3 +136,10 @@ def test_the_workflow_config_refuses_non_finite_numbers(bad: float) -> None:
     config = {**load_workflow(), "cluster": {**load_workflow()["cluster"], "wall_s_per_virtual_s": bad}}
     with pytest.raises(ConfigError, match=r"field 'cluster.wall_s_per_virtual_s': .* is not a finite number"):
         check_workflow(config, where="--config")
+
+
+def test_a_whole_number_written_as_a_float_is_refused_where_an_integer_is_asked(tmp_path: Path) -> None:
+    """YAML's `1.0` stays a float, which a profile's trial count (a range) does not take."""
+    data = yaml.safe_load(load_paper("wlan").path.read_text())
+    with pytest.raises(ConfigError, match=r"field 'profiles.smoke.trials': 1.0 is not of type 'integer'"):
+        load_paper(write(tmp_path, with_value(data, ("profiles", "smoke", "trials"), 1.0)))

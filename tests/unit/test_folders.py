@@ -102,3 +102,28 @@ def test_check_config_judges_a_config_file_s_folders_too(tmp_path: Path) -> None
     assert main(["check-config", str(mine)]) == 2
     mine.write_text(f"results: {tmp_path / 'new'}\nfigures: {tmp_path / 'figs'}\n")
     assert main(["check-config", str(mine)]) == 0
+
+
+def test_a_path_snakemake_or_the_file_system_would_misread_is_refused(tmp_path: Path) -> None:
+    """A NUL or newline, a brace (a wildcard in Snakemake's outputs), a name too long, a loop of links:
+    one line naming the field, never a traceback."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for value, says in [(str(tmp_path / "a\0b"), "holds a control character"),
+                        (str(tmp_path / "a\nb"), "holds a control character"),
+                        (str(tmp_path / "{paper}"), "holds a brace"),
+                        (str(tmp_path / ("x" * 300)), "cannot be looked up (File name too long)"),
+                        (str(tmp_path / "loop"), "cannot be looked up (Symlink loop")]:
+        for kind in ("results", "figures"):
+            with pytest.raises(ConfigError) as err:
+                check(tmp_path, **{kind: value})
+            assert f"cfg: field '{kind}': {value!r} {says}" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_results_inside_figures_or_figures_inside_a_profile_s_trials_is_refused(tmp_path: Path) -> None:
+    """A run empties figures/<paper>/<profile>/ and removes trial folders before remaking them."""
+    with pytest.raises(ConfigError, match=r"field 'results': .*/f/wlan is inside figures .*/f, whose"):
+        check(tmp_path, results="f/wlan", figures="f")
+    with pytest.raises(ConfigError, match=r"field 'figures': .*/r/smoke/wlan is inside .*/r/smoke, whose trial"):
+        check(tmp_path, results="r", figures="r/smoke/wlan")
+    check(tmp_path, results="out", figures="out")             # side by side in one folder
+    check(tmp_path, results="out", figures="out/figures")     # beside the profiles' folders

@@ -6,12 +6,16 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tcprepro.config import CONFIG_DIR, ConfigError, check_config_file, check_workflow, load_workflow
+from tcprepro.config import CONFIG_DIR, ConfigError, check_config_args, check_config_file, check_workflow, load_workflow
 from testbed.run import max_attempts
 
 
 def defaults() -> dict:
     return yaml.safe_load((CONFIG_DIR / "workflow.yaml").read_text())
+
+
+def cluster(**change: object) -> dict:
+    return {**defaults()["cluster"], **change}
 
 
 def test_the_committed_defaults_pass() -> None:
@@ -24,6 +28,8 @@ def test_the_committed_defaults_pass() -> None:
     ({"max_attempts": -1}, "field 'max_attempts': -1 is less than the minimum of 1"),
     ({"max_attempts": 0}, "field 'max_attempts': 0 is less than the minimum of 1"),
     ({"max_attempts": "abc"}, "field 'max_attempts': 'abc' is not of type 'integer'"),
+    ({"max_attempts": 3.0}, "field 'max_attempts': 3.0 is not of type 'integer'"),
+    ({"cluster": cluster(runtime_floor_min=1e3)}, "field 'cluster.runtime_floor_min': 1000.0 is not of type 'integer'"),
     ({"profile": "medium"}, "field 'profile': 'medium' is not one of ['smoke', 'quick', 'full']"),
     ({"papers": ["wlna"]}, "no paper 'wlna' (did you mean 'wlan'?)"),
     ({"papers": ["workflow"]}, "no paper 'workflow'"),
@@ -34,6 +40,12 @@ def test_the_committed_defaults_pass() -> None:
      "field 'cluster.wall_s_per_virtual_s'"),
     ({"cluster": {"runtime_floor_min": 10, "wall_s_per_virtual_s": 4, "mem_mb": {"uml": 2048}}},
      "field 'cluster.mem_mb'"),
+    ({"cluster": cluster(wall_s_per_virtual_s=1e308)},
+     "field 'cluster.wall_s_per_virtual_s': 1e+308 is greater than the maximum of 100"),
+    ({"cluster": cluster(runtime_floor_min=10 ** 30)},
+     "field 'cluster.runtime_floor_min': 1000000000000000000000000000000 is greater than the maximum of 1440"),
+    ({"cluster": cluster(mem_mb={"uml": 2048, "sim": 1024, "uml_kernel": 4096, "figures": 2 ** 70})},
+     "field 'cluster.mem_mb.figures': 1180591620717411303424 is greater than the maximum of 1048576"),
 ])
 def test_a_bad_workflow_value_is_named_in_one_line(change: dict, says: str) -> None:
     with pytest.raises(ConfigError) as err:
@@ -67,3 +79,29 @@ def test_a_config_file_s_yaml_error_is_named_by_line(tmp_path) -> None:
         check_config_file(out_of_range)
     assert check_config_file(CONFIG_DIR / "collateral.yaml").endswith("paper collateral, 42 cells")
     assert main(["check-config", str(bad), str(CONFIG_DIR / "collateral.yaml")]) == 2
+
+
+def test_check_config_merges_a_config_file_as_snakemake_does(tmp_path) -> None:
+    """Snakemake merges a --configfile's mappings into the config key by key: one cluster setting
+    alone is a whole config, and check-config judges it so."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("cluster:\n  mem_mb: {uml: 4096}\n")
+    assert check_config_file(mine).endswith("keys cluster")
+    mine.write_text("cluster:\n  mem_mb: {uml: 100}\n")
+    with pytest.raises(ConfigError, match=r"field 'cluster\.mem_mb\.uml': 100 is less than the minimum of 256"):
+        check_config_file(mine)
+
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("/tmp/run #2", "/tmp/run"),            # a YAML comment
+    ("&a x", "x"),                          # a YAML anchor
+    ("/tmp/it's'", "/tmp/it's"),            # Snakemake strips quotes at both ends
+])
+def test_a_config_value_snakemake_changed_is_refused(text: str, parsed: str) -> None:
+    """Snakemake strips a --config value's quotes and reads it as YAML: a results folder named with
+    ' #' would be another folder."""
+    with pytest.raises(ConfigError) as err:
+        check_config_args(["profile=smoke", f"results={text}"], {"profile": "smoke", "results": parsed})
+    assert str(err.value).startswith(f"--config results={text!r}: ") and f"makes it {parsed!r}" in str(err.value)
+    check_config_args([f"results='{parsed}'", "max_attempts=3"], {"results": parsed, "max_attempts": 3})
+    check_config_args(None, {"results": parsed})
