@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* H-TCP as a BPF struct_ops congestion control, written from draft-leith-tcp-htcp-06
  * ("H-TCP: TCP Congestion Control for High Bandwidth-Delay Product Paths", D. Leith, 2008), in the
  * configuration the "Collateral Damage" paper (Stewart, Armitage, Huebner 2009, section 3) ran:

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* TCP-LEDBAT and its decrease schemes as a BPF struct_ops congestion control: a thin wrapper around
  * the algorithm in cc/ledbat/ledbat.h (which documents it and its parameters).  Built per variant
  * by cc/bpf_build.py with -DCC_NAME="..." -DOPS_VAR=... and the variant's parameters as -D integer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* The smallest congestion control that exercises the whole BPF path: `doctor` builds it against the
  * running kernel's BTF, registers it, checks the kernel lists it, and unregisters it. It only calls
  * the kernel's own Reno through the kfuncs every algorithm here relies on. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Shared declarations for tcprepro's BPF struct_ops congestion controls.
  *
  * Every algorithm here is compiled per kernel against that kernel's own BTF (vmlinux.h is generated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* TCP Westwood+ as a BPF struct_ops congestion control, written from Gerhard & Girardi, "Experimental
  * analysis of the TCP Westwood+ and TCP CUBIC congestion control algorithms" (Univ. Trento 2012),
  * section 1 "TCP Westwood+" and section 5 (virtual samples after Grieco & Mascolo):
