@@ -178,9 +178,24 @@ def check_config(ns: argparse.Namespace) -> int:
     return status
 
 
+class VersionAction(argparse.Action):
+    """`--version`, computed only when asked for (it may run git)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from tcprepro.version import describe
+        print(describe())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tcprepro", description="tcprepro: one entry point for every command "
                                      "a user or a workflow rule runs (also `python -m tcprepro`)")
+    parser.add_argument("--version", action=VersionAction,
+                        help="the version, and the git commit of this checkout (', modified' when it has changes)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for cmd in COMMANDS.values():
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)

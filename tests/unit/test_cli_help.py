@@ -1,14 +1,20 @@
-"""`tcprepro --help` and every subcommand's --help describe each argument (and list its choices)."""
+"""`tcprepro --help` and every subcommand's --help describe each argument (and list its choices);
+`tcprepro --version` names the version and the commit."""
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from tcprepro.cli import COMMANDS, build_parser
+from tcprepro import version
+from tcprepro.cli import COMMANDS, build_parser, main
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def subparsers() -> dict[str, argparse.ArgumentParser]:
@@ -31,3 +37,23 @@ def test_the_console_script_is_installed_with_the_project() -> None:
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.startswith("usage: tcprepro")
     assert all(name in out.stdout for name in COMMANDS)
+
+
+
+def test_version_is_pyproject_s_with_the_checkout_s_commit(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    got = re.fullmatch(r"tcprepro (\S+)(?: \(git ([0-9a-f]{12})(, modified)?\))?\n", out)
+    assert got, out
+    assert got[1] == tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    if (REPO / ".git").exists():
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
+        assert got[2] and head.stdout.startswith(got[2])
+
+
+def test_version_outside_git_is_the_version_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "tcprepro"\nversion = "9.8.7"\n')
+    monkeypatch.setattr(version, "CHECKOUT", tmp_path)
+    assert version.describe() == "tcprepro 9.8.7"
