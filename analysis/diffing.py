@@ -56,7 +56,7 @@ class Moved:
     key: Key
     a: float | None
     b: float | None
-    tolerance: str
+    tolerance: Tolerance
 
     def line(self, a_label: str, b_label: str) -> str:
         table, cell, col = self.key
@@ -96,6 +96,18 @@ class Diff:
                   or (strict and (self.moved or self.one_sided)))
         return 1 if failed else 0
 
+    def to_json(self) -> dict[str, Any]:
+        """Everything `render` lists, unabridged, as JSON values: a number not measured or not finite
+        is null, a tolerance without abs and rel means an exact comparison."""
+        def number(m: Moved) -> dict[str, Any]:
+            table, cell, column = m.key
+            return {"table": table, "cell": cell, "column": column, "a": _finite(m.a), "b": _finite(m.b),
+                    "tolerance": {"abs": m.tolerance.abs, "rel": m.tolerance.rel}}
+        return {"a": self.a_label, "b": self.b_label, "compared": self.compared,
+                "moved": [number(m) for m in self.moved], "one_sided": [number(m) for m in self.one_sided],
+                "verdicts_changed": [{"claim": v.claim, "a": v.a, "b": v.b} for v in self.verdicts],
+                "stale": list(self.stale)}
+
     def render(self, limit: int = 200) -> str:
         out = [f"{self.a_label} against {self.b_label}: {self.compared} numbers compared, "
                f"{len(self.moved)} moved beyond their tolerance, {len(self.one_sided)} measured on one side only, "
@@ -118,6 +130,10 @@ class Diff:
         return "\n".join(out) + "\n"
 
 
+def _finite(v: float | None) -> float | None:
+    return v if v is not None and math.isfinite(v) else None
+
+
 def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.6g}"
 
@@ -134,11 +150,11 @@ def diff(a: ResultSet, b: ResultSet, tol: dict[tuple[str, str], Tolerance],
             continue
         t = tol.get((key[0], key[2]), Tolerance())
         if va is None or vb is None or not (math.isfinite(va) and math.isfinite(vb)):
-            out.one_sided.append(Moved(key, va, vb, str(t)))
+            out.one_sided.append(Moved(key, va, vb, t))
             continue
         out.compared += 1
         if not t.allows(va, vb):
-            out.moved.append(Moved(key, va, vb, str(t)))
+            out.moved.append(Moved(key, va, vb, t))
     for claim in sorted(set(a.verdicts) | set(b.verdicts)):
         va_ = a.verdicts.get(claim, {}).get("verdict", "absent")
         vb_ = b.verdicts.get(claim, {}).get("verdict", "absent")

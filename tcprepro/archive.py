@@ -29,6 +29,7 @@ import tarfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tcprepro import CHECKOUT, stored_forms
 from tcprepro.config import CELL_ID
@@ -265,17 +266,36 @@ def restore(profile: str, papers: Iterable[str], results: Path = RESULTS,
     return out
 
 
-def status(profile: str, expected: dict[str, tuple[list[str], int]], data: Path | None = None) -> str:
-    """Archived trials of each paper against its profile's cells x trials, naming cells not complete."""
-    lines = []
+def status_counts(profile: str, expected: dict[str, tuple[list[str], int]],
+                  data: Path | None = None) -> list[dict[str, Any]]:
+    """Per paper: where its archive is, trials archived of its profile's cells x trials, cells
+    complete, and each cell not complete with its archived trials."""
+    out = []
     for paper, (cells, trials) in expected.items():
-        have = _read_manifest(paper_dir(profile, paper, data))
+        folder = paper_dir(profile, paper, data)
+        have = _read_manifest(folder)
         counts = {c: sum(f"{c}/trial-{k}" in have for k in range(1, trials + 1)) for c in cells}
-        short = [f"{c} ({n})" for c, n in counts.items() if n < trials]
-        line = (f"{paper}: {sum(counts.values())} of {len(cells) * trials} trials archived, "
-                f"{len(cells) - len(short)} of {len(cells)} cells complete")
-        if short and len(short) < len(cells):
+        out.append({"paper": paper, "archive": str(folder), "trials_archived": sum(counts.values()),
+                    "trials_expected": len(cells) * trials, "cells": len(cells),
+                    "cells_complete": sum(n == trials for n in counts.values()),
+                    "not_complete": {c: n for c, n in counts.items() if n < trials}})
+    return out
+
+
+def render_status(counts: list[dict[str, Any]]) -> str:
+    """status_counts as one line per paper, naming up to 8 cells not complete."""
+    lines = []
+    for p in counts:
+        short = [f"{c} ({n})" for c, n in p["not_complete"].items()]
+        line = (f"{p['paper']}: {p['trials_archived']} of {p['trials_expected']} trials archived, "
+                f"{p['cells_complete']} of {p['cells']} cells complete")
+        if short and len(short) < p["cells"]:
             more = f" and {len(short) - 8} more" if len(short) > 8 else ""
             line += f"; not complete: {', '.join(short[:8])}{more}"
         lines.append(line)
     return "\n".join(lines)
+
+
+def status(profile: str, expected: dict[str, tuple[list[str], int]], data: Path | None = None) -> str:
+    """Archived trials of each paper against its profile's cells x trials, naming cells not complete."""
+    return render_status(status_counts(profile, expected, data))

@@ -108,8 +108,11 @@ def vm(ns: argparse.Namespace) -> int:
          "numbers): numbers that moved beyond their tolerance, claims whose verdict changed (exit 1), and "
          "either side built from trials the paper's config no longer describes (stale)",
          arg("a", help="a result set directory"), arg("b", help="another result set directory, or `paper`"),
-         arg("--strict", action="store_true", help="exit 1 also when a number moved"))
+         arg("--strict", action="store_true", help="exit 1 also when a number moved"),
+         arg("--json", action="store_true", help="machine-readable output (the same exit status)"))
 def diff(ns: argparse.Namespace) -> int:
+    import json
+
     from analysis import resultset
     from tcprepro.config import ConfigError
     from tcprepro.reference import compare
@@ -119,7 +122,10 @@ def diff(ns: argparse.Namespace) -> int:
     except (resultset.ResultSetError, ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(result.render(), end="")
+    if ns.json:
+        print(json.dumps(result.to_json(), indent=2, allow_nan=False))
+    else:
+        print(result.render(), end="")
     return result.exit_code(ns.strict)
 
 
@@ -135,8 +141,11 @@ def diff(ns: argparse.Namespace) -> int:
              help="the results folder of the run (default: results/; a run elsewhere, e.g. a new lane's "
                   "reference under way: results/uml)"),
          arg("--data", type=Path, default=None, metavar="DIR",
-             help="the archive folder (default: each paper's, config/<paper>.yaml `archive`, else data/)"))
+             help="the archive folder (default: each paper's, config/<paper>.yaml `archive`, else data/)"),
+         arg("--json", action="store_true", help="machine-readable output of status (the same exit status)"))
 def archive(ns: argparse.Namespace) -> int:
+    import json
+
     from tcprepro import archive as arc
     from tcprepro.config import ConfigError, load_paper, paper_names
 
@@ -149,9 +158,14 @@ def archive(ns: argparse.Namespace) -> int:
         roots = {"results": (ns.results or arc.RESULTS).absolute(), "data": ns.data and ns.data.absolute()}
         if ns.action != "pack" and roots["data"] and not roots["data"].is_dir():
             raise arc.ArchiveError(f"--data {ns.data}: no such folder, nothing to {ns.action}")
+        if ns.json and ns.action != "status":
+            raise arc.ArchiveError(f"--json: `archive status` only, not `archive {ns.action}`")
         if ns.action == "status":
-            print(arc.status(ns.profile, {n: ([c.cell_id for c in p.cells(ns.profile)], p.profile(ns.profile)["trials"])
-                                          for n, p in papers.items()}, data=roots["data"]))
+            expected = {n: ([c.cell_id for c in p.cells(ns.profile)], p.profile(ns.profile)["trials"])
+                        for n, p in papers.items()}
+            counts = arc.status_counts(ns.profile, expected, data=roots["data"])
+            print(json.dumps({"profile": ns.profile, "papers": counts}, indent=2) if ns.json
+                  else arc.render_status(counts))
             return 0
         run = arc.pack if ns.action == "pack" else arc.restore
         for paper, outcome in run(ns.profile, papers, **roots).items():

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tcprepro import CHECKOUT
+from tcprepro import CHECKOUT, cli
 from tcprepro import archive as arc
+from tcprepro.config import load_paper
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data"
 
@@ -115,6 +116,32 @@ def test_status_counts_trials_per_cell(tmp_path: Path) -> None:
     assert got == "westwood: 2 of 4 trials archived, 1 of 2 cells complete; not complete: cubic-t2 (0)"
 
 
+def test_status_json_counts_the_committed_archive_as_the_text_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """`archive status --json` on data/: the same numbers as the text, exit 0 either way; JSON is for
+    status only (pack and restore refuse it, before they do anything)."""
+    def archive(*args: str) -> tuple[int, str, str]:
+        status = cli.main(["archive", *args])
+        out = capsys.readouterr()
+        return status, out.out, out.err
+
+    (status, text, _), (js_status, js, _) = archive("status", "--paper", "westwood"), \
+        archive("status", "--paper", "westwood", "--json")
+    assert status == js_status == 0
+    got = json.loads(js)
+    (paper,) = got["papers"]
+    assert got["profile"] == "full" and paper["paper"] == "westwood"
+    assert text == arc.render_status(got["papers"]) + "\n"
+    cfg = load_paper("westwood")
+    cells, trials = {c.cell_id for c in cfg.cells("full")}, cfg.profile("full")["trials"]
+    manifest = json.loads((Path(paper["archive"]) / arc.MANIFEST).read_text())
+    assert paper["trials_archived"] == sum(k.split("/")[0] in cells and int(k.rsplit("-", 1)[1]) <= trials
+                                           for k in manifest)
+    assert (paper["cells"], paper["trials_expected"]) == (len(cells), len(cells) * trials)
+    assert paper["cells_complete"] + len(paper["not_complete"]) == paper["cells"]
+    status, out, err = archive("restore", "--paper", "westwood", "--json", "--results", "/nonexistent")
+    assert status == 2 and "--json" in err and out == ""
+
+
 def test_cli_names_an_unknown_paper() -> None:
     proc = subprocess.run([sys.executable, "-m", "tcprepro", "archive", "status", "--paper", "nosuch"],
                           cwd=CHECKOUT, capture_output=True, text=True)
@@ -136,6 +163,8 @@ def test_cli_packs_and_restores_a_run_kept_beside_the_reference(tmp_path: Path) 
     assert "1 packed" in cli("pack", "--results", str(results), "--data", str(data))
     assert (data / "full" / "westwood" / "cubic-t1" / ("trial-1" + arc.SUFFIX)).exists()
     assert cli("status", "--data", str(data)).startswith("westwood: 1 of ")
+    (status,) = json.loads(cli("status", "--data", str(data), "--json"))["papers"]
+    assert status["trials_archived"] == 1 and status["not_complete"]["cubic-t1"] == 1
     assert "1 restored" in cli("restore", "--results", str(fresh), "--data", str(data))
     assert (fresh / "full" / "westwood" / "cubic-t1" / "trial-1" / "qdisc.csv").exists()
 

@@ -12,6 +12,7 @@ import pytest
 from analysis import diffing, resultset
 from analysis.compare import Column, Row, Table, to_csv, to_markdown
 from figures import report
+from tcprepro import cli
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = {"tables": {"table1": {"columns": {
@@ -116,6 +117,37 @@ def test_diff_command_exit_codes(tmp_path: Path) -> None:
     assert run_cli(str(a), "paper").returncode == 0           # 111.7 vs 111.8 (±1), reproduced as stated
     bad = run_cli(str(tmp_path), "paper")
     assert bad.returncode == 2 and "no verdicts.json" in bad.stderr
+
+
+def test_diff_json_says_what_the_text_says_with_its_exit_status(capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the committed reference: against the paper (verdicts changed: 1), against itself (0)."""
+    monkeypatch.chdir(REPO)
+    ref = "figures/collateral/full"
+
+    def diff(*args: str) -> tuple[int, str, str]:
+        status = cli.main(["diff", *args])
+        out = capsys.readouterr()
+        return status, out.out, out.err
+
+    (status, text, _), (js_status, js, _) = diff(ref, "paper"), diff(ref, "paper", "--json")
+    assert status == js_status == 1
+    got = json.loads(js)
+    assert (got["a"], got["b"]) == (ref, "paper") and got["verdicts_changed"]
+    assert text.startswith(
+        f"{ref} against paper: {got['compared']} numbers compared, {len(got['moved'])} moved beyond their "
+        f"tolerance, {len(got['one_sided'])} measured on one side only, {len(got['verdicts_changed'])} claim "
+        "verdicts changed\n")
+    assert all(f"  {v['claim']}: {ref} {v['a']}, paper {v['b']}\n" in text for v in got["verdicts_changed"])
+    moved = got["moved"][0]
+    assert set(moved) == {"table", "cell", "column", "a", "b", "tolerance"}
+    assert set(moved["tolerance"]) == {"abs", "rel"}
+    status, js, _ = diff(ref, ref, "--strict", "--json")
+    same = json.loads(js)
+    assert status == 0 and same["compared"] == got["compared"]
+    assert not any(same[k] for k in ("moved", "one_sided", "verdicts_changed", "stale"))
+    status, js, err = diff("figures", "paper", "--json")
+    assert status == 2 and js == "" and "no verdicts.json" in err
 
 
 @pytest.mark.parametrize(("text", "says"), [
