@@ -59,9 +59,11 @@ test-deps:
 unit: deps lint
 	$(PY) -m pytest -q tests/unit
 
+# snakemake --lint: scripts/snakemake_lint.py fails on a lint it does not explain.
 lint: deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(PY) scripts/snakemake_lint.py
 
 doctor: deps
 	$(PY) -m tcprepro doctor

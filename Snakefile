@@ -1,15 +1,8 @@
 # tcprepro workflow: trials -> cells -> tables, figures, verdicts, report (rules/*.smk).
 # Run `snakemake --cores all` (profile from config/workflow.yaml) or `make quick|reproduce|smoke`.
 #
-# `snakemake --lint` leaves these, each on purpose:
-# - no conda env or container per rule: the environment is the pinned venv (requirements.lock) and
-#   Debian's packages (config/system-packages.txt), or the Dockerfile's image; Mininet, iperf, tc
-#   and the kernels are not conda packages;
-# - PY used from outside a rule: the venv's interpreter is not a parameter, since a checkout moved
-#   elsewhere would rerun every trial;
-# - TCPREPRO_MAX_ATTEMPTS "used but not asserted": the Snakefile sets it for the trials, it reads none;
-# - "path composition with +" and "mixed rules and functions": list and message concatenation, and
-#   rules/common.smk's helper functions, which the rules files include.
+# `snakemake --lint`: scripts/snakemake_lint.py lists the lints left on purpose, each with its reason;
+# `make lint` fails on any other.
 import hashlib
 import math
 import os
@@ -100,7 +93,7 @@ onstart:
         cores = int(workflow.cores)
     except WorkflowError:       # no --cores given: the estimate assumes one
         cores = 1
-    print(f"[plan] profile {PROFILE}: " + write_plan(RESULTS, todo, MEASURING, cores), file=sys.stderr)
+    print(f"[plan] profile {PROFILE}: {write_plan(RESULTS, todo, MEASURING, cores)}", file=sys.stderr)
 
 # The VM lane is shared by every workflow of this checkout: stop it only if nothing else runs there
 # (else its own idle timer powers it off).

@@ -1,5 +1,5 @@
-# Helpers every rule reads: the cells a run selects, where each trial runs, the inputs of trials,
-# cells and figures, the code digests that rerun the aggregation when its code changes, and the
+# Helpers of every rule (the cells a run selects, where each trial runs, the inputs of trials,
+# cells and figures), the code digests that rerun the aggregation when its code changes, and the
 # trials a run's plan lists.
 from tcprepro import folders
 
@@ -204,5 +204,5 @@ def code_digest(paper, step):
     files = sorted({f for g in CODE[step] for f in base.glob(g.format(paper=paper))}) + [PAPERS[paper].path]
     h = hashlib.sha256()
     for f in files:
-        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+        h.update(b"%b\0%b\0" % (f.name.encode(), f.read_bytes()))
     return h.hexdigest()[:16]
