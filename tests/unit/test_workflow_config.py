@@ -3,6 +3,8 @@ against config/schema/workflow.schema.yaml before anything runs; each error is o
 field and the fix."""
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -105,3 +107,13 @@ def test_a_config_value_snakemake_changed_is_refused(text: str, parsed: str) -> 
     assert str(err.value).startswith(f"--config results={text!r}: ") and f"makes it {parsed!r}" in str(err.value)
     check_config_args([f"results='{parsed}'", "max_attempts=3"], {"results": parsed, "max_attempts": 3})
     check_config_args(None, {"results": parsed})
+
+
+def test_usage_documents_exactly_the_keys_the_schema_accepts() -> None:
+    """docs/usage.md's table of the workflow's keys: every key the schema accepts, and no other (a
+    documented key the schema refuses stops the run that follows the docs)."""
+    schema = yaml.safe_load((CONFIG_DIR / "schema" / "workflow.schema.yaml").read_text())
+    usage = (CONFIG_DIR.parent / "docs" / "usage.md").read_text()
+    table = usage[usage.index("| key | what it sets |"):].split("\n\n", 1)[0]
+    documented = {key for row in table.splitlines()[2:] for key in re.findall(r"`(\w+)`", row.split("|")[1])}
+    assert documented == set(schema["properties"])
