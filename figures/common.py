@@ -178,6 +178,21 @@ def figures_main(paper: str, load: Callable[[str, Path, Path], PaperRun],
     return 0
 
 
+def flow_tool(trial: Path, flow_id: str) -> str | None:
+    """The program a flow's own logs name (iperf3's JSON, iperf2's CSVs); None when it left neither."""
+    if (trial / f"iperf-{flow_id}.json").exists():
+        return "iperf3"
+    return "iperf2" if any(trial.glob(f"iperf2-{flow_id}-*")) else None
+
+
+def bulk_tool(trial: Path, flow_ids: Sequence[str]) -> str:
+    """What ran a trial's bulk flows, as a figure names it: each flow's logs, else the generator the
+    trial's provenance records, else "?"; never a default, so a label always says what ran."""
+    prov = trial / "provenance.json"
+    recorded = read_json(prov).get("bulk_generator") if prov.exists() else None
+    return "/".join(sorted({flow_tool(trial, f) or recorded or "?" for f in flow_ids})) or "?"
+
+
 def read_json(path: Path) -> dict[str, Any]:
     """One of a trial's JSON files (spec, provenance, a model's raw output) as a dict."""
     return dict(json.loads(path.read_text()))

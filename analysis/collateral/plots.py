@@ -16,7 +16,7 @@ from analysis.collateral.tables import tables
 from analysis.epochs import congestion_events
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_qdisc, read_tcp_probe, read_voip
-from figures.common import claims_of
+from figures.common import bulk_tool, claims_of
 
 
 # Grouped bars of one cell metric: x = number of TCP flows, one bar per algorithm, one panel per
@@ -135,9 +135,7 @@ def fig1_testbed(run: Run) -> list[Path]:
     bulk = [f for f in spec["flows"] if f["kind"] == "bulk"]
     voip = [f for f in spec["flows"] if f["kind"] == "voip"]
     ccs = sorted({f["cc"] for f in bulk})
-    # the generator the trial ran (testbed.trial.bulk_generator: a spec without one ran iperf3)
-    generator = spec.get("bulk_generator") or "iperf3"
-    box(0.8, 3.4, f"A (s0)\n{len(bulk)} x {generator}\n{', '.join(ccs)}")
+    box(0.8, 3.4, f"A (s0)\n{len(bulk)} x {bulk_tool(d, [f['id'] for f in bulk])}\n{', '.join(ccs)}")
     box(0.8, 1.2, f"B (s1)\nUDP {voip[0]['packet_bytes']} B\nevery {voip[0]['interval_ms']} ms" if voip else "B (s1)")
     box(2.7, 2.3, "bl\n(bridge)", "#f3f3f3")
     box(5.0, 2.3, "router rt", "#fde9d9")

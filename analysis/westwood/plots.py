@@ -14,7 +14,7 @@ from analysis.westwood import claims as ww
 from analysis.westwood import metrics as wm
 from analysis.westwood.metrics import tcpprobe_listing
 from analysis.westwood.run import CCS, TESTS, Run, series, style
-from figures.common import read_json
+from figures.common import bulk_tool, read_json
 
 # Figure 1 analogue: the first lines of one trial's tcp:tcp_probe records in the column layout of
 # the tcp_probe module the report used, as text and as a figure.
@@ -132,13 +132,6 @@ def stage_lines(run: Run, cc: str) -> list[str]:
     return out
 
 
-def _tool(trial: Path, flow_id: str) -> str:
-    """The traffic tool that ran the flow, by the log it left."""
-    if (trial / f"iperf-{flow_id}.json").exists():
-        return "iperf3"
-    return "iperf2" if any(trial.glob(f"iperf2-{flow_id}-*")) else "?"
-
-
 def _hosts(spec: dict[str, Any], prov: dict[str, Any]) -> dict[str, str]:
     """The namespaces the trial ran, by role: the flow's pair names its end hosts (s<i>, r<i>), the
     forward shaper's device its router, and the two other namespaces are the bridges (left first)."""
@@ -172,7 +165,7 @@ def fig4_testbed(run: Run) -> list[Path]:
     q, h = prov["qdiscs"], _hosts(spec, prov)
     bulk = next(f for f in spec["flows"] if f["kind"] == "bulk")
     n = int((run.reference.get("testbed") or {}).get("figure", 4))
-    tool = _tool(trial, bulk["id"])
+    tool = bulk_tool(trial, [bulk["id"]])
     fig, ax = plt.subplots(figsize=(10, 4.2))
     ax.set(xlim=(0, 10), ylim=(-1.9, 3.3))
     ax.axis("off")
