@@ -294,6 +294,7 @@ def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], 
             os.chown(private, *ids)
     except (OSError, UmlError):
         shutil.rmtree(private, ignore_errors=True)
+        shutil.rmtree(control, ignore_errors=True)
         raise
     host_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TMPDIR": str(private_on_host),
                 "HOME": str(private_on_host)}
