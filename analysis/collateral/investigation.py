@@ -19,6 +19,7 @@ from analysis.collateral.run import FLOWS, RTTS, Run, style
 from analysis.epochs import backoff_depths
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_tcp_probe
+from figures.captions import draws
 
 ADAPTIVE = "htcp-adaptive"
 SERIES = (("newreno", None), ("htcp", None), (ADAPTIVE, "H-TCP, adaptive backoff on (Linux's default)"),
@@ -52,6 +53,7 @@ def _label(variant: str, label: str | None) -> str:
     return label or style(variant)["label"] + (", the paper's setting" if variant == "htcp" else "")
 
 
+@draws("investigation_htcp_backoff")
 def fig_htcp_backoff(run: Run) -> list[Path]:
     """Median OWD per flow count for the paper's three algorithms and H-TCP with the adaptive
     backoff on (top, the paper's Table 2 H-TCP as black marks), and each H-TCP setting's backoff

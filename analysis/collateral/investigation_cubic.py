@@ -25,6 +25,7 @@ from analysis.collateral import owd_bands
 from analysis.collateral.claims import CLAIMS, Cells, cubic_owd_cdf_shape
 from analysis.collateral.run import FLOWS, Run, style
 from analysis.verdicts import Verdict, judge
+from figures.captions import draws
 from figures.claims import fit_text
 
 CLAIM = "cubic_owd_cdf_shape"
@@ -99,9 +100,11 @@ def _metric(run: Run, cell_id: str, metric: str) -> dict[str, float] | None:
     return run.cells.get(cell_id, {}).get("metrics", {}).get(metric)
 
 
+@draws("investigation_cubic_step")
 def fig_cubic_step(run: Run) -> list[Path]:
     """CUBIC's OWD CDF with one flow under each setting, the paper's step and bands shaded (left),
-    and each setting's median OWD per flow count beside Table 2's CUBIC (right)."""
+    each setting's median OWD per flow count beside Table 2's CUBIC (middle), and each algorithm's
+    median OWD less the paper's with the Linux queue and dummynet's (right)."""
     import matplotlib.pyplot as plt
 
     settings = _settings(run)

@@ -16,6 +16,7 @@ from analysis.collateral.tables import tables
 from analysis.epochs import congestion_events
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_qdisc, read_tcp_probe, read_voip
+from figures.captions import draws
 from figures.common import bulk_tool, claims_of
 
 
@@ -51,13 +52,15 @@ def bars(run: Run, metric: str, ylabel: str, titles: dict[int, str], name: str,
     return run.save(fig, name)
 
 
-# Tables 1 and 2 at a glance: every measured cell against the paper's value (the diagonal is
-# agreement), one panel per table column that carries a mean.
 PANELS = [("table1", "mean", "Table 1: goodput (KB/s)"), ("table2", "median", "Table 2: median OWD (ms)"),
           ("table2", "mean", "Table 2: mean OWD (ms)")]
 
 
+@draws("tables_vs_paper")
 def tables_vs_paper(run: Run) -> list[Path]:
+    """Tables 1 and 2 at a glance: every measured cell against the paper's value (the dashed
+    diagonal is agreement), one panel per table column that carries a mean; colour and marker the
+    algorithm, filled 50 ms and hollow 100 ms RTT, size the number of flows."""
     import matplotlib.pyplot as plt
 
     tabs = tables(run)
@@ -83,8 +86,6 @@ def tables_vs_paper(run: Run) -> list[Path]:
     return run.save(fig, "tables_vs_paper")
 
 
-# Figure 1: the testbed, drawn from what a trial actually ran: its spec (hosts, flows) and its
-# provenance (the qdisc trees as read back from the kernel, calibrated delays, kernel, algorithm).
 def first_trial(run: Run) -> Path | None:
     """A valid trial to draw the testbed from: of the paper's own cells first (one beyond the paper
     may change the queue or an algorithm's parameters)."""
@@ -114,7 +115,10 @@ def _delay_text(tree: dict[str, Any] | None) -> str:
     return f"netem {delay:.2f} ms on each host port ({tree['dev']}, ...)"
 
 
+@draws("fig1_testbed")
 def fig1_testbed(run: Run) -> list[Path]:
+    """Figure 1: the testbed, drawn from what a trial actually ran: its spec (hosts, flows) and its
+    provenance (the qdisc trees as read back from the kernel, calibrated delays, kernel, algorithm)."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 
@@ -261,7 +265,10 @@ def _where(s: EpochSeries) -> str:
     return f"{s.path} ({s.name}; {MARGIN_S:g} s shown either side)"
 
 
+@draws("fig2a_cwnd_queue")
 def fig2a(run: Run, s: EpochSeries) -> list[Path]:
+    """Figure 2a: one H-TCP flow's cwnd and the bottleneck queue's backlog over three consecutive
+    congestion epochs at 100 ms RTT, the congestion events dotted, 2 s shown either side."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 3.2))
@@ -276,7 +283,10 @@ def fig2a(run: Run, s: EpochSeries) -> list[Path]:
     return run.save(fig, "fig2a_cwnd_queue")
 
 
+@draws("fig2b_owd_queue")
 def fig2b(run: Run, s: EpochSeries) -> list[Path]:
+    """Figure 2b: the UDP flow's one-way delay and the bottleneck queue's backlog over the same
+    three H-TCP congestion epochs as Figure 2a."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 3.2))
@@ -300,10 +310,13 @@ def fig2_epochs(run: Run) -> list[Path]:
     return fig2a(run, s) + fig2b(run, s)
 
 
-# Figure 3: CDF of the UDP flow's one-way delay for NewReno, H-TCP and CUBIC with 1, 2 and 5 TCP
-# flows (a, b, c) at 50 ms RTT, and the same set at 100 ms (the paper: "looked identical").
-# All valid trials of a cell are pooled, inside each trial's measurement window.
+@draws("fig3_owd_cdf_rtt*", title=lambda ref, stem: f"Fig. 3a-c at {stem.rsplit('rtt', 1)[1]} ms RTT")
 def fig3_owd_cdf(run: Run) -> list[Path]:
+    """CDF of the UDP flow's one-way delay for NewReno, H-TCP and CUBIC with 1, 2 and 5 TCP flows
+    (a, b, c): the paper's Figure 3 is at 50 ms RTT, and at 100 ms it "looked identical". All
+    valid trials of a cell are pooled, inside each trial's measurement window; dotted lines mark
+    the path's own delay and that plus a full queue (480 ms), shaded bands where the paper reads
+    CUBIC's curve."""
     import matplotlib.pyplot as plt
 
     written: list[Path] = []
@@ -343,17 +356,21 @@ def fig3_owd_cdf(run: Run) -> list[Path]:
     return written
 
 
-# Figure 4: average queue-full events per minute, counted in a 60 s window in the middle of each
-# trial (an event: the drop-tail queue dropping until it can accept again; analysis/metrics.py).
+@draws("fig4_queue_full_events")
 def fig4_queue_full(run: Run) -> list[Path]:
+    """Figure 4: average queue-full events per minute, counted in a 60 s window in the middle of each
+    trial (an event: the drop-tail queue dropping until it can accept again; analysis/metrics.py);
+    bars the trimmed mean, whiskers the smallest and largest trial."""
     return bars(run, "q_forward_full_events_per_min", "queue-full events per minute",
                 {50: "Fig. 4: queue-full events, 50 ms RTT", 100: "Fig. 4: queue-full events, 100 ms RTT"},
                 "fig4_queue_full_events")
 
 
-# Figure 5a/5b: average aggregate retransmitted packets per trial (tcptrace, summed over the TCP
-# flows of a trial, as the paper's footnote 6) at 50 and 100 ms RTT.
+@draws("fig5_retransmissions")
 def fig5_retransmissions(run: Run) -> list[Path]:
+    """Figure 5a/5b: average aggregate retransmitted packets per trial (tcptrace, summed over the TCP
+    flows of a trial, as the paper's footnote 6) at 50 and 100 ms RTT; bars the trimmed mean,
+    whiskers the smallest and largest trial."""
     return bars(run, "rexmt_data_pkts", "retransmitted packets per trial",
                 {50: "Fig. 5a: retransmissions, 50 ms RTT", 100: "Fig. 5b: retransmissions, 100 ms RTT"},
                 "fig5_retransmissions")

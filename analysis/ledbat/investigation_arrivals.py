@@ -18,6 +18,7 @@ from typing import Any
 from analysis.ledbat import claims as lc
 from analysis.ledbat import metrics as lb
 from analysis.ledbat.run import Run, style
+from figures.captions import draws
 
 SECTION = "Beyond the paper: the five flows' arrivals"
 FIGURE = "investigation_arrivals"
@@ -105,6 +106,7 @@ def _largest(run: Run, cell_id: str, ks: list[int]) -> str:
     return f"{max(vals):.1f} ms" if vals else "-"
 
 
+@draws(FIGURE, title=lambda ref, stem: SECTION)
 def fig_arrivals(run: Run) -> list[Path]:
     """Jain's index before each next arrival, per cell: every trial a dot, the trimmed mean a line."""
     import matplotlib.pyplot as plt

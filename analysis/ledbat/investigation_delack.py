@@ -21,6 +21,7 @@ from analysis.ledbat import claims as lc
 from analysis.ledbat import metrics as lb
 from analysis.ledbat.run import Run
 from analysis.verdicts import Verdict
+from figures.captions import draws
 
 SECTION = "Beyond the paper: what the receiver's delayed ACKs decide"
 FIGURE = "investigation_delack"
@@ -144,8 +145,10 @@ def _per_trial(run: Run, cell_id: str) -> str:
     return "-" if not agg else ", ".join(f"{v:.0f}" for v in agg["values"]) + " s"
 
 
+@draws(FIGURE, title=lambda ref, stem: SECTION)
 def fig_delack(run: Run) -> list[Path]:
-    """One row per twin: its paper cell (left) and the twin (right), per-flow rate and the queue."""
+    """One row per twin (a paper case with the receiver's delayed ACKs flipped): its paper cell
+    (left) and the twin (right), per-flow rate and the queue."""
     import matplotlib.pyplot as plt
 
     found = twins(run)

@@ -3,21 +3,37 @@ transfer size, each a function of the loaded run that returns the files it wrote
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from analysis.ledbat import metrics as lb
 from analysis.ledbat.run import Run, style
 from cc.registry import target_ms
+from figures.captions import draws
 
-# Figures 1-4 and 6: per-flow rate (1-s bins of acknowledged bytes) and the bottleneck's queueing
-# delay against time, one pair of panels per decrease scheme, from the trial nearest its cell's
-# median completion of the last flow (named in each panel's title).
 FIGURES = ("fig1", "fig2", "fig3", "fig4", "fig6", "fig6s")
 FLOW_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
 
 
+def title(reference: dict[str, Any], name: str) -> str:
+    """A time-series figure's title: the paper's figure number (fig6s: Figure 6 scaled) and what
+    config/ledbat.yaml says it draws."""
+    return f"{name.replace('fig', 'Fig. ').rstrip('s')}: {reference['figures'][name]['title']}"
+
+
+def file_title(reference: dict[str, Any], stem: str) -> str:
+    """The title of figure file <name>_<case>: the figure's, and the case it draws."""
+    name, _, case = stem.partition("_")
+    return f"{title(reference, name)}, case {case}"
+
+
+@draws("fig[12346]_*", "fig6s_*", title=file_title)
 def draw(run: Run, name: str) -> list[Path]:
+    """Per-flow rate (1-s bins of acknowledged bytes) and the bottleneck's queueing
+    delay against time, one pair of panels per decrease scheme, from the trial nearest its cell's
+    median completion of the last flow (named in each panel's title); the dashed line is the
+    scheme's TARGET delay."""
     import matplotlib.pyplot as plt
 
     spec = run.reference["figures"][name]
@@ -52,7 +68,7 @@ def draw(run: Run, name: str) -> list[Path]:
         axq.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     axes[-1, 0].set_xlabel("time since the first flow started (s)")
     axes[-1, 0].set_xlim(left=0)
-    fig.suptitle(f"{name.replace('fig', 'Fig. ').rstrip('s')}: {spec['title']}", fontsize=11)
+    fig.suptitle(title(run.reference, name), fontsize=11)
     fig.tight_layout()
     return run.save(fig, f"{name}_{case}")
 
@@ -61,9 +77,6 @@ def timeseries(run: Run) -> list[Path]:
     return [p for name in FIGURES for p in draw(run, name)]
 
 
-# Figure 5: mean sum rate (all flows' bytes over first start to last completion) against the
-# transfer size, per number of flows, linear decrease against MDvar; markers are the cells'
-# trimmed means, bars the trials' range.
 LINESTYLES = {2: "-", 3: "--", 4: "-.", 5: ":"}
 
 
@@ -81,7 +94,11 @@ def points(run: Run, cc: str, n: int) -> list[tuple[float, float, float, float]]
     return sorted(out)
 
 
+@draws("fig5_sum_rate")
 def fig5_sweep(run: Run) -> list[Path]:
+    """Figure 5: mean sum rate (all flows' bytes over first start to last completion) against the
+    transfer size, per number of flows, linear decrease against MDvar; markers are the cells'
+    trimmed means, bars the trials' range, the dashed line the goodput ceiling of the link."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
 

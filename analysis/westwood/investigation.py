@@ -21,6 +21,7 @@ from pathlib import Path
 from analysis.verdicts import Measure, near
 from analysis.westwood import claims as ww
 from analysis.westwood.run import CCS, Run, style
+from figures.captions import draws
 from figures.claims import fit_text
 
 CLAIM = "cubic_ahead_test2"
@@ -89,10 +90,11 @@ def on_report(run: Run, s: Setting) -> dict[str, str]:
     return {cc: near(s.cond, "", s.m[cc], ref[cc], tol).outcome for cc in CCS}
 
 
+@draws("investigation_test2")
 def fig_test2(run: Run) -> list[Path]:
-    """Throughput per algorithm against the trial length (left) and a fixed socket buffer (right),
-    whiskers the trial range, the report's two numbers as dashed lines. Drawn when an
-    investigation cell was run."""
+    """Beyond the report, what could hold Test 2's senders to the report's throughput: throughput
+    per algorithm against the trial length (left) and a fixed socket buffer (right), whiskers the
+    trial range, the report's two numbers as dashed lines. Drawn when an investigation cell was run."""
     import matplotlib.pyplot as plt
 
     found = settings(run)

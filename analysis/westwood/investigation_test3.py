@@ -21,6 +21,7 @@ from analysis.verdicts import Measure, near
 from analysis.westwood import claims as ww
 from analysis.westwood.investigation import cell_text
 from analysis.westwood.run import CCS, Run, style
+from figures.captions import draws
 
 CLAIM = "westwood_ahead_test3"
 SECTION = "Beyond the report: the base delay Test 3's numbers need"
@@ -62,6 +63,7 @@ def on_report(run: Run, p: Point) -> dict[str, str]:
     return {cc: near(p.cond, "", p.m[cc], ref[cc], tol).outcome for cc in CCS}
 
 
+@draws("investigation_test3", title=lambda ref, stem: SECTION)
 def fig_test3(run: Run) -> list[Path]:
     """Throughput per algorithm against the added one-way delay at 5 % loss, whiskers the trial
     range, the report's two numbers dotted with the claim's band. Drawn when a t3-d* cell was run."""

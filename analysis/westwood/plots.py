@@ -14,14 +14,16 @@ from analysis.westwood import claims as ww
 from analysis.westwood import metrics as wm
 from analysis.westwood.metrics import tcpprobe_listing
 from analysis.westwood.run import CCS, TESTS, Run, series, style
+from figures.captions import draws
 from figures.common import bulk_tool, read_json
 
-# Figure 1 analogue: the first lines of one trial's tcp:tcp_probe records in the column layout of
-# the tcp_probe module the report used, as text and as a figure.
 HEADER = "# time src:port dst:port length snd_nxt snd_una snd_cwnd ssthresh snd_wnd srtt(us)"
 
 
+@draws("fig01_tcpprobe")
 def fig1_probe_listing(run: Run) -> list[Path]:
+    """Figure 1 analogue: the first lines of one trial's tcp:tcp_probe records in the column layout of
+    the tcp_probe module the report used, as text (fig01_tcpprobe.txt) and as a figure."""
     import matplotlib.pyplot as plt
 
     trial = run.median_trial("westwood", "t1") or run.median_trial("cubic", "t1")
@@ -42,12 +44,6 @@ def fig1_probe_listing(run: Run) -> list[Path]:
     return [text, *run.save(fig, "fig01_tcpprobe")]
 
 
-# Figure 4 analogue: the report's Figure 4 is its setup (a sender laptop, a MikroTik RB750 setting
-# 10 Mbit/s at layer 2, dummynet for delay and loss on the server laptop). Ours is drawn from what one
-# trial ran: its spec (flow, algorithm) and provenance (hosts, the shaping qdisc trees as read back
-# from the kernel, the calibrated netem delay, loss, kernel, offloads, fidelity checks), the trial of
-# `reference.testbed` in config/westwood.yaml; below it, each of the report's three tests' delay and
-# loss stage as its own trial read it back, since one trial shows one test's only.
 REPORT_SETUP = ("the report's: sender laptop (iperf client, tcpprobe) -> MikroTik RB750 (10 Mbit/s, layer 2) "
                 "-> server laptop (dummynet, iperf server); Linux 2.6.32")
 
@@ -154,7 +150,15 @@ def _cc_text(prov: dict[str, Any]) -> str:
                                                      else "") + ")" for c in ccs.values()) or "?"
 
 
+@draws("fig04_testbed")
 def fig4_testbed(run: Run) -> list[Path]:
+    """Figure 4 analogue: the report's Figure 4 is its setup (a sender laptop, a MikroTik RB750
+    setting 10 Mbit/s at layer 2, dummynet for delay and loss on the server laptop). Ours is drawn
+    from what one trial ran (the trial of `reference.testbed` in config/westwood.yaml): its spec
+    (flow, algorithm) and provenance (hosts, the shaping qdisc trees as read back from the kernel,
+    the calibrated netem delay, loss, kernel, offloads, fidelity checks); below it, each of the
+    report's three tests' delay and loss stage as its own trial read it back, since one trial shows
+    one test's only."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 
@@ -208,7 +212,18 @@ def figure_number(run: Run, cond: str, cc: str) -> int:
     return int(run.reference["tests"][cond]["figures"][cc])
 
 
+def cwnd_title(reference: dict[str, Any], stem: str) -> str:
+    """fig<n>_<test>_<cc>'s title: the figure's number, the report's test and the algorithm."""
+    n, cond, cc = stem.split("_")
+    return f"Fig. {int(n[3:])}: {reference['tests'][cond]['title']}, {style(cc)['label']}"
+
+
+@draws("fig0[5-9]_*_*", "fig10_*_*", title=cwnd_title)
 def fig5_10_cwnd(run: Run) -> list[Path]:
+    """Figures 5-10: cwnd and ssthresh (dashed) against time for one of the report's three tests
+    and one algorithm, from the trial nearest its cell's median throughput (named in the title).
+    ssthresh is what tcp_probe prints, max(ssthresh, 3/4 cwnd) outside loss recovery, and is not
+    drawn before the first loss."""
     import matplotlib.pyplot as plt
 
     written: list[Path] = []
@@ -234,12 +249,11 @@ def fig5_10_cwnd(run: Run) -> list[Path]:
     return written
 
 
-# Figure 11 (the report's appendix A.1): a shaper whose queue does not match the window. The
-# mismatch cell's queue (config/westwood.yaml) holds more packets than any window the end hosts'
-# socket buffers allow, so it never overflows: cwnd grows with no congestion event, and the queue
-# (and with it the RTT) grows along. Drawn: the Westwood+ trial nearest the cell's median, with the
-# bottleneck queue on a second axis.
+@draws("fig11_mismatch")
 def fig11_mismatch(run: Run) -> list[Path]:
+    """Figure 11 (the report's appendix A.1): a shaper queue that holds more packets than any window
+    the end hosts' socket buffers allow never overflows, so cwnd grows with no congestion event and
+    the queue (grey, right axis) grows along: the Westwood+ trial nearest the cell's median."""
     import matplotlib.pyplot as plt
 
     spec = run.reference["mismatch"]
@@ -271,10 +285,11 @@ def fig11_mismatch(run: Run) -> list[Path]:
     return run.save(fig, f"fig{spec['figure']}_mismatch")
 
 
-# Beyond the report: throughput of both algorithms over random loss (at 0 ms) and over one-way
-# delay (at 0 % loss), with the point where Westwood+ overtakes CUBIC marked. Points are the cells'
-# trimmed means; whiskers span the smallest and largest trial.
+@draws("sweeps")
 def sweeps(run: Run) -> list[Path]:
+    """Beyond the report: throughput of both algorithms over random loss (at 0 ms) and over one-way
+    delay (at 0 % loss), with the point where Westwood+ overtakes CUBIC marked. Points are the
+    cells' trimmed means; whiskers span the smallest and largest trial."""
     import matplotlib.pyplot as plt
 
     cells = run.cells_by_cc()

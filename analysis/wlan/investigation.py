@@ -22,6 +22,7 @@ from analysis.verdicts import Measure, inside
 from analysis.wlan import airtime, investigation_idle, investigation_mt2, investigation_streams
 from analysis.wlan.claims import DOWN, RATIO, TOTAL, UP, Cells, about_one, fixed, paper_band
 from analysis.wlan.run import VARIANT_STYLE, Run, fit_lines
+from figures.captions import draws
 
 ACK_SECTION = "Beyond the paper: the ACK queue the scheduler's 1:1 needs"
 DL1_SECTION = "Beyond the paper: dl1-ul1's uplink at M_t = 1"
@@ -120,9 +121,11 @@ def ack_queue_section(run: Run) -> list[str]:
 # dl1-ul1 at M_t = 1
 # ------------------------------------------------------------------------------------------------
 
+@draws("investigation_dl1ul1")
 def fig_dl1ul1(run: Run) -> list[Path]:
-    """dl1-ul1 at Q = 100: downlink and uplink goodput against M_t for the model as configured and
-    each candidate setting, the paper's 250 and 120 packets/s at M_t = 1 marked."""
+    """Beyond the paper, what could give the paper's dl1-ul1 split at M_t = 1: dl1-ul1 at Q = 100,
+    downlink and uplink goodput against M_t for the model as configured and each candidate setting,
+    the paper's 250 and 120 packets/s at M_t = 1 marked."""
     import matplotlib.pyplot as plt
 
     cells = run.index()

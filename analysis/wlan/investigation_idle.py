@@ -19,6 +19,7 @@ from pathlib import Path
 from analysis.verdicts import Comparison, Measure, above, below, judge
 from analysis.wlan.claims import DOWN, RATIO, TOTAL, UP, dl1ul1_numbers, fixed, paper_band
 from analysis.wlan.run import VARIANT_STYLE, Run, fit_lines
+from figures.captions import draws
 
 SECTION = "Beyond the paper: the surplus as idle time per channel access"
 FIGURE = "investigation_idle"
@@ -96,6 +97,7 @@ def _multi_mt(run: Run) -> list[str]:
     return [v for base in BASES for _, v in variants(run, base) if v != "fifo" and len(cells.mts(SCEN, v, Q)) > 1]
 
 
+@draws(FIGURE, title=lambda ref, stem: SECTION)
 def fig_idle(run: Run) -> list[Path]:
     """Left: dl1-ul1's goodput at M_t = 1 against the idle time per access, as configured and with
     capture, the paper's numbers as lines. Right: the down/up ratio against M_t for the settings run

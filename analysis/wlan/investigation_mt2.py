@@ -23,6 +23,7 @@ from typing import Any
 from analysis.verdicts import Comparison
 from analysis.wlan.claims import DOWN, RATIO, UP, fixed, mt2_comparisons
 from analysis.wlan.run import VARIANT_STYLE, Run, fit_lines
+from figures.captions import draws
 
 SECTION = "Beyond the paper: what the downlink's gain at M_t = 2 needs"
 
@@ -66,6 +67,7 @@ def settings(run: Run) -> list[Setting]:
     return out
 
 
+@draws("investigation_mt2", title=lambda ref, stem: SECTION)
 def fig_mt2(run: Run) -> list[Path]:
     """Per scenario: the down/up ratio at M_t 1 and 2 for each setting (colour) and AP buffer (line
     style), the trials' range as bars."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from analysis.verdicts import Measure
 from analysis.wlan.claims import DOWN, RATIO, UP, about_one, fixed, retry_drops
 from analysis.wlan.run import VARIANT_STYLE, Run
+from figures.captions import draws
 
 SECTION = "Beyond the paper: M_t 6 to 8 with a random stream per cell"
 MTS = (6, 7, 8)
@@ -82,6 +83,7 @@ def section(run: Run) -> list[str]:
     return [*out, "", "What the cells show: " + " ".join(lines), ""]
 
 
+@draws("investigation_streams", title=lambda ref, stem: SECTION)
 def fig_streams(run: Run) -> list[Path]:
     """Per setup, the down/up ratio at M_t 6-8 from the common streams and from a stream per cell."""
     import matplotlib.pyplot as plt

@@ -8,12 +8,10 @@ from typing import Any
 
 from analysis.wlan.claims import DOWN, DOWN_LOSS, RATIO, UP, UP_LOSS, Cells, Point
 from analysis.wlan.run import SCEN_COLOURS, VARIANT_STYLE, Run, q_colour
+from figures.captions import draws
 from figures.common import read_json
 
 
-# Figure 1 analogue: the simulated testbed, drawn from one trial's spec.json and the model's own
-# report of what it ran (wlan.json): host A, the wired link, the AP and its buffer, the stations and
-# their flows, the 802.11b settings as the frames on the air used them.
 def _box(ax: Any, x: float, y: float, w: float, h: float, text: str, colour: str, fontsize: float = 7) -> None:
     from matplotlib.patches import FancyBboxPatch
     ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.02", fc=colour, ec="black",
@@ -26,7 +24,11 @@ def _modes(raw: dict[str, Any], key: str) -> str:
     return ", ".join(sorted(found)) or "-"
 
 
+@draws("fig01_testbed")
 def fig1_testbed(run: Run) -> list[Path]:
+    """Figure 1 analogue: the simulated testbed, drawn from one trial's spec.json and the model's own
+    report of what it ran (wlan.json): host A, the wired link, the AP and its buffer, the stations
+    and their flows, the 802.11b settings as the frames on the air used them."""
     import matplotlib.pyplot as plt
 
     trial = run.first_trial(["dl4-ul4-fifo-q100-", "dl2-ul2-fifo-q100-", "dl4-ul4-", "dl2-ul2-", "dl"])
@@ -76,13 +78,10 @@ def fig1_testbed(run: Run) -> list[Path]:
     return run.save(fig, "fig01_testbed")
 
 
-# Figures 2, 3, 4 (FIFO) and 6, 7, 8 (the DATA/ACK scheduler): goodput ratio, goodputs and DATA
-# loss probability against M_t, as `reference.figures` in config/wlan.yaml defines each one.
-#
-# ratio: one panel per scenario, one curve per AP buffer, log scale (1:1 marked). goodput: one
-# panel, one colour per scenario, downlink solid and uplink dash-dotted (as the paper draws them).
-# loss: (a) uplink and (b) downlink of the one scenario, one curve per AP buffer.
 PANEL = "abcdefgh"
+LAYOUT = {"ratio": "one panel per scenario, one curve per AP buffer, log scale (1:1 dotted)",
+          "goodput": "one colour per scenario, downlink solid and uplink dash-dotted (as the paper draws them)",
+          "loss": "(a) uplink and (b) downlink of the one scenario, one curve per AP buffer"}
 
 
 def _qs(cells: Cells, scen: str, variant: str, q: Any) -> list[int]:
@@ -175,16 +174,23 @@ def loss_figure(run: Run, fid: str, spec: dict[str, Any]) -> list[Path]:
 DRAW = {"ratio": ratio_figure, "goodput": goodput_figure, "loss": loss_figure}
 
 
+def curve_title(reference: dict[str, Any], stem: str) -> str:
+    """fig<nn>'s title as `reference.figures` in config/wlan.yaml gives it, and how it is laid out."""
+    spec = reference["figures"][f"fig{int(stem[3:])}"]
+    return f"Fig. {int(stem[3:])}: {spec['title']}; {LAYOUT[spec['quantity']]}"
+
+
+@draws("fig0[234678]", title=curve_title)
 def curves(run: Run) -> list[Path]:
+    """Figures 2, 3, 4 (FIFO) and 6, 7, 8 (the DATA/ACK scheduler): goodput ratio, goodputs and DATA
+    loss probability against M_t, as `reference.figures` in config/wlan.yaml defines each one;
+    points are the cells' trimmed means, bars the smallest to largest trial."""
     written: list[Path] = []
     for fid, spec in run.reference["figures"].items():
         written += DRAW[spec["quantity"]](run, f"fig{int(fid[3:]):02d}", spec)
     return written
 
 
-# Figure 5 analogue: the paper's AP scheduler as configured (classifier, Q1 for TCP DATA, Q2 for
-# TCP ACKs, weighted round robin), with what one run's queues really held: the per-queue counts show
-# that DATA and ACKs were separated.
 def _arrow(ax: Any, a: tuple[float, float], b: tuple[float, float]) -> None:
     ax.annotate("", b, a, arrowprops={"arrowstyle": "->", "lw": 1})
 
@@ -201,7 +207,11 @@ def dataack_trial(run: Run) -> Path | None:
     return None
 
 
+@draws("fig05_scheduler")
 def fig5_scheduler(run: Run) -> list[Path]:
+    """Figure 5 analogue: the paper's AP scheduler as configured (classifier, Q1 for TCP DATA, Q2 for
+    TCP ACKs, weighted round robin), with what one run's queues really held: the per-queue counts
+    show that DATA and ACKs were separated."""
     import matplotlib.pyplot as plt
 
     sc = run.cfg.data["scenario"]
@@ -242,21 +252,16 @@ def fig5_scheduler(run: Run) -> list[Path]:
     return run.save(fig, "fig05_scheduler")
 
 
-# Beyond the paper, two figures.
-#
-# beyond_adaptive: the goodput ratio against M_t on asymmetric scenarios with FIFO, the paper's fixed
-# 2:1 scheduler and the adaptive one its conclusion asks for (weights 2 N_down : N_up), beside the
-# target N_down/N_up (per-flow fairness).
-#
-# beyond_ack_queue: why the fixed scheduler misses 1:1 with many flows. Top: the ratio with FIFO, with
-# the scheduler (ACK queue Q), and with the scheduler and a 1000-packet ACK queue. Bottom: the share
-# of ACKs the AP dropped: a dropped ACK costs the uplink sender nothing (the next, cumulative, ACK
-# covers its segments), so the more ACKs the queue drops, the less it throttles the uplink.
+# Beyond the paper, two figures: beyond_adaptive and beyond_ack_queue.
 def _variants(run: Run, spec: dict[str, Any]) -> list[str]:
     return [s for s in spec["scenarios"] if any(run.index().mts(s, v, spec["q"]) for v in spec["variants"])]
 
 
+@draws("beyond_adaptive")
 def adaptive(run: Run) -> list[Path]:
+    """Beyond the paper: the goodput ratio against M_t on asymmetric scenarios with FIFO, the paper's
+    fixed 2:1 scheduler and the adaptive one its conclusion asks for (weights 2 N_down : N_up),
+    beside the target N_down/N_up (per-flow fairness)."""
     import matplotlib.pyplot as plt
 
     spec = run.reference["beyond"]["adaptive"]
@@ -280,7 +285,13 @@ def adaptive(run: Run) -> list[Path]:
     return run.save(fig, "beyond_adaptive")
 
 
+@draws("beyond_ack_queue")
 def ack_queue(run: Run) -> list[Path]:
+    """Beyond the paper, why the fixed scheduler misses 1:1 with many flows. Top: the ratio with
+    FIFO, with the scheduler (ACK queue Q), and with the scheduler and larger ACK queues. Bottom: the
+    share of ACKs the AP dropped: a dropped ACK costs the uplink sender nothing (the next,
+    cumulative, ACK covers its segments), so the more ACKs the queue drops, the less it throttles
+    the uplink."""
     import matplotlib.pyplot as plt
 
     spec = run.reference["beyond"]["ack_queue"]
