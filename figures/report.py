@@ -4,8 +4,9 @@ Per paper: its scorecard (the paper's claims; this project's own checks apart), 
 verdict, how many comparisons held, failed, were within the trials' noise or not measured, the
 closest comparison's margin against its noise, a why for every claim not reproduced; whether the
 result set is stale against the paper's current config or lacks archived raw trials; each table
-beside the paper's values, the figures, and the provenance summary. It reads result sets only
-(figures/<paper>/<profile>/), so it regenerates from committed reference results.
+beside the paper's values, the figures with their captions (figures/captions.py), and the provenance
+summary. It reads result sets only (figures/<paper>/<profile>/), so it regenerates from committed
+reference results.
 
 `python -m figures.report --profile full` writes figures/REPORT.md; other profiles write
 figures/REPORT-<profile>.md, so a quick run never overwrites the committed reference report.
@@ -14,15 +15,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from analysis import staleness
 from analysis.resultset import ResultSet, ResultSetError, load
 from figures import claims as claims_md
+from figures.captions import caption
 from figures.rejudge import archive_folder, archived
 from tcprepro import CHECKOUT
-from tcprepro.config import CONFIG_DIR, NOT_PAPERS, load_paper
+from tcprepro.config import CONFIG_DIR, NOT_PAPERS, PaperConfig, load_paper
 from tcprepro.reference import current_spec
 
 
@@ -34,9 +37,28 @@ def papers() -> list[str]:
     return sorted(p.stem for p in CONFIG_DIR.glob("*.yaml") if p.stem not in NOT_PAPERS)
 
 
+@cache
+def config(paper: str) -> PaperConfig:
+    """config/<paper>.yaml, read and validated once per report (a paper's pieces each need it)."""
+    return load_paper(CONFIG_DIR / f"{paper}.yaml")
+
+
+def load_sets(figures: Path, profile: str) -> dict[str, ResultSet | None]:
+    """Every paper's result set of the profile, None where there is none (or it is unreadable)."""
+    sets: dict[str, ResultSet | None] = {}
+    for name in papers():
+        root = figures / name / profile
+        try:
+            sets[name] = load(root) if root.is_dir() else None
+        except ResultSetError as exc:
+            print(f"warning: {exc}", file=sys.stderr)
+            sets[name] = None
+    return sets
+
+
 def beyond_claims(paper: str) -> set[str]:
     """The claims config/<paper>.yaml marks `beyond: true`: this project's, not the paper's."""
-    claims = load_paper(CONFIG_DIR / f"{paper}.yaml").data.get("reference", {}).get("claims", [])
+    claims = config(paper).data.get("reference", {}).get("claims", [])
     return {c["id"] for c in claims if c.get("beyond")}
 
 
@@ -57,7 +79,7 @@ def paper_scorecard(name: str, rs: ResultSet) -> str:
 
 def warnings(name: str, rs: ResultSet) -> list[str]:
     """Stale results and missing raw trials, said where the claims are."""
-    cfg = load_paper(CONFIG_DIR / f"{name}.yaml")
+    cfg = config(name)
     out = [f"- **{line}**" for line in staleness.result_set_lines(rs.provenance, f"config/{name}.yaml", cfg.sha256,
                                                                   current_spec(cfg, rs.profile))]
     if rs.profile == "full" and not archived(name, rs.profile):
@@ -66,7 +88,13 @@ def warnings(name: str, rs: ResultSet) -> list[str]:
     return out
 
 
-def _provenance_lines(prov: dict[str, Any]) -> list[str]:
+def figures_of(name: str, rs: ResultSet) -> list[tuple[Path, str | None]]:
+    """The result set's figures, each with its caption (None: no drawing code declares it)."""
+    reference = config(name).data.get("reference", {})
+    return [(fig, caption(name, fig.stem, reference)) for fig in rs.figures()]
+
+
+def provenance_lines(prov: dict[str, Any]) -> list[str]:
     if not prov:
         return ["(no provenance summary in this result set)"]
     checks = prov.get("fidelity_checks", {})
@@ -89,27 +117,41 @@ def _provenance_lines(prov: dict[str, Any]) -> list[str]:
     return out
 
 
-def render(profile: str, figures: Path, sets: dict[str, ResultSet | None]) -> str:
-    overall: dict[str, int] = {}
+def overall(sets: dict[str, ResultSet | None]) -> dict[str, int]:
+    """The papers' claims (not this project's own) by verdict, over every result set."""
+    out: dict[str, int] = {}
     for name, rs in sets.items():
         for k, n in (claims_md.tally(split(name, rs)[0]) if rs else {}).items():
-            overall[k] = overall.get(k, 0) + n
+            out[k] = out.get(k, 0) + n
+    return out
+
+
+def sources(profile: str, sets: dict[str, ResultSet | None]) -> str:
+    """The result sets a report is made from, named one by one."""
+    found = [f"`figures/{name}/{profile}/`" for name, rs in sets.items() if rs]
+    return ", ".join(found) if found else "no result set"
+
+
+RULE = ("A comparison holds or fails only when its margin exceeds the noise of its trials (the larger "
+        "min-max range of the cells it reads), otherwise it is within the noise; a claim is reproduced "
+        "when every comparison holds, not reproduced when its headline comparison does not hold (it "
+        "fails or is within the noise) or no more hold than fail, partly otherwise, not evaluated when "
+        "nothing could be judged or its headline was not measured "
+        "([docs/verdicts.md](../docs/verdicts.md)). Each paper's README lists every statement of the "
+        "paper with the claim that judges it or why none does.")
+
+
+def render(profile: str, figures: Path, sets: dict[str, ResultSet | None]) -> str:
     out = [f"# tcprepro: reproduction report ({profile} profile)", "",
-           f"Generated by `python -m figures.report` from `figures/<paper>/{profile}/` "
+           f"Generated by `python -m figures.report --profile {profile}` from {sources(profile, sets)} "
            "(`tcprepro diff` compares any two result sets, or one with the paper's numbers).", "",
-           "A comparison holds or fails only when its margin exceeds the noise of its trials (the larger "
-           "min-max range of the cells it reads), otherwise it is within the noise; a claim is reproduced "
-           "when every comparison holds, not reproduced when its headline comparison does not hold (it "
-           "fails or is within the noise) or no more hold than fail, partly otherwise, not evaluated when "
-           "nothing could be judged or its headline was not measured "
-           "([docs/verdicts.md](../docs/verdicts.md)). Each paper's README lists every statement of the "
-           "paper with the claim that judges it or why none does.", "",
-           f"**Overall, the papers' claims: {claims_md.scorecard(overall)}.**", "",
+           RULE, "",
+           f"**Overall, the papers' claims: {claims_md.scorecard(overall(sets))}.**", "",
            "| paper | scorecard |", "|---|---|"]
     for name, rs in sets.items():
         out.append(f"| {name} | {paper_scorecard(name, rs) if rs else 'no results for this profile'} |")
     for name, rs in sets.items():
-        title = load_paper(CONFIG_DIR / f"{name}.yaml").data.get("title", name)
+        title = config(name).data.get("title", name)
         out += ["", f"## {name}: {title}", ""]
         if rs is None:
             out.append(f"No result set at figures/{name}/{profile}/: run the workflow with this profile.")
@@ -130,9 +172,10 @@ def render(profile: str, figures: Path, sets: dict[str, ResultSet | None]) -> st
             md = rs.root / f"{table}.md"
             out += [md.read_text().strip() if md.exists() else f"({table}.md missing)", ""]
         out += ["### Figures", ""]
-        for fig in rs.figures():
+        for fig, text in figures_of(name, rs):
             out += [f"![{fig.stem}]({fig.relative_to(figures).as_posix()})", ""]
-        out += ["### Provenance", "", *_provenance_lines(rs.provenance),
+            out += [f"*{fig.stem}*: {text}", ""] if text else []
+        out += ["### Provenance", "", *provenance_lines(rs.provenance),
                 "", f"Full verdict with every comparison: [{name}/{profile}/verdict.md]({name}/{profile}/verdict.md)."]
     return "\n".join(out) + "\n"
 
@@ -142,16 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", required=True)
     ap.add_argument("--figures", type=Path, default=CHECKOUT / "figures", help="default: figures/")
     a = ap.parse_args(argv)
-    sets: dict[str, ResultSet | None] = {}
-    for name in papers():
-        root = a.figures / name / a.profile
-        try:
-            sets[name] = load(root) if root.is_dir() else None
-        except ResultSetError as exc:
-            print(f"warning: {exc}", file=sys.stderr)
-            sets[name] = None
     path = report_path(a.figures, a.profile)
-    path.write_text(render(a.profile, a.figures, sets))
+    path.write_text(render(a.profile, a.figures, load_sets(a.figures, a.profile)))
     print(f"wrote {path}")
     return 0
 
