@@ -6,7 +6,7 @@ closest comparison's margin against its noise, a why for every claim not reprodu
 result set is stale against the paper's current config or lacks archived raw trials; each table
 beside the paper's values, the figures with their captions (figures/captions.py), and the provenance
 summary. It reads result sets only (figures/<paper>/<profile>/), so it regenerates from committed
-reference results.
+reference results; figures/html_report.py shows the same pieces as a page for a browser.
 
 `python -m figures.report --profile full` writes figures/REPORT.md; other profiles write
 figures/REPORT-<profile>.md, so a quick run never overwrites the committed reference report.
