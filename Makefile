@@ -17,7 +17,7 @@ help:
 	@echo "make test       the test suite (what CI runs)"
 	@echo "make unit       the unit tests and lint (ruff, mypy) only, under a minute"
 	@echo "make doctor     what this kernel can run, and the fix for what it cannot"
-	@echo "make html-report PROFILE=quick   figures/report-<profile>.html, every figure embedded"
+	@echo "make html-report PROFILE=quick   figures/report-<profile>.html: the report for a browser"
 	@echo "make image      the docker image (tag tcprepro), with the engine and base image it needs"
 	@echo "make uml-kernel the virtual-time lane's kernel (built once, about 5 minutes)"
 	@echo "make crossval   the virtual-time lane against the QEMU TCG lane, figures/crossval/"
@@ -71,8 +71,10 @@ doctor: deps
 clean-stale: deps
 	$(PY) -m tcprepro cleanup
 
+# The workflow builds it after each run; this rebuilds it from figures/<paper>/<profile>/ as they are
+# (PROFILE=full: the committed reference), naming the papers that have none.
 html-report: deps
-	$(SNAKE) --workflow-profile profiles/$(PROFILE) --report figures/report-$(PROFILE).html
+	$(PY) -m figures.html_report --profile $(PROFILE)
 
 image:
 	scripts/docker-image tcprepro

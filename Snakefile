@@ -1,4 +1,4 @@
-# tcprepro workflow: trials -> cells -> tables, figures, verdicts, report (rules/*.smk).
+# tcprepro workflow: trials -> cells -> tables, figures, verdicts, reports (rules/*.smk).
 # Run `snakemake --cores all` (profile from config/workflow.yaml) or `make quick|reproduce|smoke`.
 #
 # `snakemake --lint`: scripts/snakemake_lint.py lists the lints left on purpose, each with its reason;
@@ -66,19 +66,14 @@ MEASURING = int(config["vm_lanes"])
 
 include: "rules/common.smk"
 
-# `snakemake --report report.html` (docker/entrypoint writes figures/report-<profile>.html): every
-# figure embedded, grouped by paper, under this description.
-report: "docs/report.rst"
-
-
 # Cheap bookkeeping runs where Snakemake runs, not as cluster jobs.
-localrules: all, cell, report
+localrules: all, cell, report, html_report
 
 rule all:
     input:
         [f for p in PAPERS for f in cell_files(p)],
         [figure_dir(p) for p in FIGURED],
-        [str(REPORT)] if FIGURED else [],
+        [str(REPORT), str(HTML_REPORT)] if FIGURED else [],
 
 
 include: "rules/trials.smk"

@@ -185,6 +185,7 @@ def figure_inputs(paper):
 
 
 REPORT = FIGURES / ("REPORT.md" if PROFILE == "full" else f"REPORT-{PROFILE}.md")
+HTML_REPORT = FIGURES / f"report-{PROFILE}.html"
 
 
 def figure_dir(paper):

@@ -4,7 +4,7 @@
 # regenerated whole (Snakemake empties a directory output first, so no stale figure survives).
 rule figures:
     input: lambda w: figure_inputs(w.paper)
-    output: report(directory(str(FIGURES / "{paper}" / PROFILE)), patterns=["{name}.png"], category="{paper}")
+    output: directory(str(FIGURES / "{paper}" / PROFILE))
     wildcard_constraints: paper="|".join(FIGURED) or "(?!)"
     params: out=lambda w: FIGURES / w.paper / PROFILE, results=lambda w: RESULTS / w.paper,
             code=lambda w: code_digest(w.paper, "figures"), profile=PROFILE
@@ -18,7 +18,19 @@ rule figures:
 # Every paper's result set of this profile in one document (figures/report.py).
 rule report:
     input: [figure_dir(p) for p in FIGURED]
-    output: report(str(REPORT), category="Scorecard and verdicts")
+    output: str(REPORT)
     params: profile=PROFILE, figures=FIGURES
     log: str(LOGS / "report.log")
     shell: "{PY:q} -m figures.report --profile {params.profile:q} --figures {params.figures:q} 2> {log:q}"
+
+
+# The same as one page a reviewer opens in a browser, figures embedded (figures/html_report.py says
+# why it is not Snakemake's --report): from the result sets of the papers that ran.
+rule html_report:
+    input: [figure_dir(p) for p in FIGURED], str(REPORT)
+    output: str(HTML_REPORT)
+    params: profile=PROFILE, figures=FIGURES
+    log: str(LOGS / "html-report.log")
+    shell:
+        "{PY:q} -m figures.html_report --profile {params.profile:q} --figures {params.figures:q} "
+        "--out {output:q} 2> {log:q}"
