@@ -1,5 +1,5 @@
 """The browser report's pieces: captions from the drawing code, Markdown to HTML, where its links
-point, and a profile without figures (the page itself in a browser: tests/integration/test_html_report.py)."""
+point, and a profile without figures (the page itself in a browser: tests/integration/test_report_browser.py)."""
 from __future__ import annotations
 
 from pathlib import Path
