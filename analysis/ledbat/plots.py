@@ -3,6 +3,7 @@ transfer size, each a function of the loaded run that returns the files it wrote
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -15,6 +16,21 @@ from cc.registry import target_ms
 # median completion of the last flow (named in each panel's title).
 FIGURES = ("fig1", "fig2", "fig3", "fig4", "fig6", "fig6s")
 FLOW_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
+
+
+def paper_done(ax: Any, run: Run, spec: dict[str, Any], cc: str, case: str) -> None:
+    """The completion times section 5.2 prints for this panel (the completion table's values, and
+    Fig 2's range for the first flow), in black, so a reader sees where the paper's flows ended."""
+    table = run.reference["tables"]["completion"]
+    row = table["values"].get(f"{cc}-{case}") or []
+    for col, value in zip(table["columns"], row, strict=False):
+        if value is not None and col != "last_done":
+            flow = col.removeprefix("flow").removesuffix("_done")
+            ax.axvline(value, color="black", ls=("--", ":")[int(flow) > 1], lw=1.2,
+                       label=f"paper: flow {flow} done {value:g} s")
+    if (span := spec.get("first_done_s")) and row:
+        ax.axvspan(*span, color="black", alpha=0.12, lw=0,
+                   label=f"paper: flow 1 done {span[0]:g}-{span[1]:g} s (any MD scheme)")
 
 
 def draw(run: Run, name: str) -> list[Path]:
@@ -39,6 +55,7 @@ def draw(run: Run, name: str) -> list[Path]:
             label = f"flow {j + 1}" if f.cc.startswith("ledbat") else style(f.cc)["label"]
             done = f" (done {f.done_s:.0f} s)" if f.done_s is not None else ""
             ax.step(t, f.rate_mbit, where="post", color=colour, lw=0.9, label=label + done)
+        paper_done(ax, run, spec, cc, case)
         ax.set_ylabel("rate (Mbit/s)")
         ax.set_ylim(0, s.rate_kbit / 1000 * 1.05)
         ax.set_title(f"{style(cc)['label']}, {case} ({trial.parent.name}/{trial.name})", fontsize=9)
