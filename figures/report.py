@@ -130,8 +130,10 @@ def render(profile: str, figures: Path, sets: dict[str, ResultSet | None]) -> st
             md = rs.root / f"{table}.md"
             out += [md.read_text().strip() if md.exists() else f"({table}.md missing)", ""]
         out += ["### Figures", ""]
-        for fig in rs.figures():
-            out += [f"![{fig.stem}]({fig.relative_to(figures).as_posix()})", ""]
+        # a figure the paper prints as text (fig*.md, Westwood+'s Fig 1 listing) is a table, in figure order
+        for fig in sorted([*rs.figures(), *rs.root.glob("fig*.md")], key=lambda p: p.stem):
+            out += [fig.read_text().strip() if fig.suffix == ".md"
+                    else f"![{fig.stem}]({fig.relative_to(figures).as_posix()})", ""]
         out += ["### Provenance", "", *_provenance_lines(rs.provenance),
                 "", f"Full verdict with every comparison: [{name}/{profile}/verdict.md]({name}/{profile}/verdict.md)."]
     return "\n".join(out) + "\n"
