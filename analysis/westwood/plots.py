@@ -16,14 +16,13 @@ from analysis.westwood.metrics import tcpprobe_listing
 from analysis.westwood.run import CCS, TESTS, Run, series, style
 from figures.common import read_json
 
-# Figure 1 analogue: the first lines of one trial's tcp:tcp_probe records in the column layout of
-# the tcp_probe module the report used, as text and as a figure.
-HEADER = "# time src:port dst:port length snd_nxt snd_una snd_cwnd ssthresh snd_wnd srtt(us)"
+# Figure 1 analogue: the report's Figure 1 is a tcpprobe text listing, so ours is a table: the
+# first lines of one trial's tcp:tcp_probe records from mid-trial, in the module's column layout.
+COLUMNS = ["time (s)", "src:port", "dst:port", "length", "snd_nxt", "snd_una", "snd_cwnd", "ssthresh",
+           "snd_wnd", "srtt (us)"]
 
 
 def fig1_probe_listing(run: Run) -> list[Path]:
-    import matplotlib.pyplot as plt
-
     trial = run.median_trial("westwood", "t1") or run.median_trial("cubic", "t1")
     if trial is None:
         trial = next((t for cid in sorted(run.cells) for t in run.valid_trials(cid)), None)
@@ -31,15 +30,14 @@ def fig1_probe_listing(run: Run) -> list[Path]:
         return []
     s = series(trial)
     start = len(s.probe) // 2          # mid-trial, where cwnd and ssthresh are both set
-    lines = [HEADER, *tcpprobe_listing(s.probe.iloc[start:], rows=12)]
-    text = run.out / "fig01_tcpprobe.txt"
-    text.write_text(f"# {trial.parent.name}/{trial.name}, tcp:tcp_probe, times relative to the first line\n"
-                    + "\n".join(lines) + "\n")
-    fig = plt.figure(figsize=(10, 0.25 * len(lines) + 0.6))
-    fig.text(0.01, 0.98, "\n".join(lines), family="monospace", fontsize=7, va="top")
-    fig.suptitle(f"Fig. 1: our probe output in the report's tcpprobe layout ({trial.parent.name}/{trial.name})",
-                 fontsize=9, y=1.02)
-    return [text, *run.save(fig, "fig01_tcpprobe")]
+    rows = [line.split() for line in tcpprobe_listing(s.probe.iloc[start:], rows=12)]
+    out = run.out / "fig01_tcpprobe.md"
+    out.write_text("\n".join([
+        f"Fig. 1: our probe output in the report's tcpprobe layout ({trial.parent.name}/{trial.name}, "
+        "tcp:tcp_probe, times relative to the first line)", "",
+        "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS),
+        *("| " + " | ".join(r) + " |" for r in rows)]) + "\n")
+    return [out]
 
 
 # Figure 4 analogue: the report's Figure 4 is its setup (a sender laptop, a MikroTik RB750 setting
@@ -215,6 +213,19 @@ def figure_number(run: Run, cond: str, cc: str) -> int:
     return int(run.reference["tests"][cond]["figures"][cc])
 
 
+def paper_throughput(ax: Any, run: Run, cc: str, cond: str) -> None:
+    """The throughput the report prints for this trace (reference.tables.throughput) beside the
+    cell's measured mean: a trace in packets cannot carry a rate on its axis, so a boxed legend line."""
+    table = run.reference["tables"]["throughput"]
+    row = table["values"].get(f"{cc}-{cond}")
+    if not row:
+        return
+    col = next(iter(table["columns"]))
+    agg = (run.cells.get(f"{cc}-{cond}") or {}).get("metrics", {}).get(table["columns"][col]["metric"])
+    measured = f"; measured (cell mean): {agg['mean']:.0f} kbit/s" if agg else ""
+    ax.plot([], [], ls="", marker="s", color="black", label=f"paper: {row[0]:g} kbit/s{measured}")
+
+
 def fig5_10_cwnd(run: Run) -> list[Path]:
     import matplotlib.pyplot as plt
 
@@ -234,9 +245,10 @@ def fig5_10_cwnd(run: Run) -> list[Path]:
             ax.set(xlabel="time since the flow started (s)", ylabel="packets",
                    title=f"Fig. {n}: {test}, {style(cc)['label']}\n({trial.parent.name}/{trial.name}, "
                          f"the trial nearest the cell's median throughput)")
+            paper_throughput(ax, run, cc, cond)
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=8, loc="lower right")
+            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3)  # below: never over the data
             written += run.save(fig, f"fig{n:02d}_{cond}_{cc}")
     return written
 
@@ -270,11 +282,12 @@ def fig11_mismatch(run: Run) -> list[Path]:
     ax2.plot(q["t"] - float(prov["t0_monotonic"]), q["backlog_pkts"], color="#7f7f7f", lw=0.8,
              label="bottleneck queue")
     ax2.set_ylabel("queue (packets)")
+    paper_throughput(ax, run, cc, cond)
     ax.set_ylim(bottom=0)
     ax2.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    ax2.legend(fontsize=8, loc="lower right")
+    handles = [h for a in (ax, ax2) for h in a.get_legend_handles_labels()[0]]
+    ax.legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     return run.save(fig, f"fig{spec['figure']}_mismatch")
 
 
