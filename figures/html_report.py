@@ -201,6 +201,7 @@ def paper_section(name: str, rs: ResultSet | None, profile: str, figures: Path, 
         path = rs.root / f"{table}.md"
         parts.append(md([path.read_text()]) if path.exists() else f"<p>({esc(table)}.md missing)</p>")
     parts.append(f'<h3 id="{esc(name)}-figures">Figures</h3>')
+    parts += [md([path.read_text()]) for path in report.text_figures(rs)]
     parts += [figure_html(name, path, caption, list(rs.verdicts.values()), from_report) for path, caption in figs]
     parts += [f'<h3 id="{esc(name)}-provenance">Provenance</h3>', md(report.provenance_lines(rs.provenance)),
               f'<details id="{esc(verdict_prefix(name).rstrip("-"))}"><summary>The full verdict, every comparison '

@@ -94,6 +94,11 @@ def figures_of(name: str, rs: ResultSet) -> list[tuple[Path, str | None]]:
     return [(fig, caption(name, fig.stem, reference)) for fig in rs.figures()]
 
 
+def text_figures(rs: ResultSet) -> list[Path]:
+    """The figures the paper prints as text, ours as Markdown tables (fig*.md)."""
+    return sorted(rs.root.glob("fig*.md"))
+
+
 def provenance_lines(prov: dict[str, Any]) -> list[str]:
     if not prov:
         return ["(no provenance summary in this result set)"]
@@ -172,7 +177,12 @@ def render(profile: str, figures: Path, sets: dict[str, ResultSet | None]) -> st
             md = rs.root / f"{table}.md"
             out += [md.read_text().strip() if md.exists() else f"({table}.md missing)", ""]
         out += ["### Figures", ""]
-        for fig, text in figures_of(name, rs):
+        # a figure the paper prints as text (fig*.md, Westwood+'s Fig 1 listing) is a table, in figure order
+        for fig, text in sorted([*figures_of(name, rs), *((t, None) for t in text_figures(rs))],
+                                key=lambda f: f[0].stem):
+            if fig.suffix == ".md":
+                out += [fig.read_text().strip(), ""]
+                continue
             out += [f"![{fig.stem}]({fig.relative_to(figures).as_posix()})", ""]
             out += [f"*{fig.stem}*: {text}", ""] if text else []
         out += ["### Provenance", "", *provenance_lines(rs.provenance),

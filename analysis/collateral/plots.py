@@ -323,6 +323,7 @@ def fig3_owd_cdf(run: Run) -> list[Path]:
     # The bands over which the paper reads CUBIC's curve (claim cubic_owd_cdf_shape), shaded where it does.
     shape_bands = {(r, f): c["where"]["bands_ms"] for c in claims_of(run.cfg, run.profile)
                    if c["id"] == "cubic_owd_cdf_shape" for r in c["where"]["rtt_ms"] for f in c["where"]["flows"]}
+    paper_owd = (run.reference.get("tables") or {}).get("table2", {}).get("values", {})
     for rtt in RTTS:
         if not any(run.cell_id(cc, rtt, n) in run.cells for cc in CCS for n in FLOWS):
             continue
@@ -337,6 +338,12 @@ def fig3_owd_cdf(run: Run) -> list[Path]:
                     st = style(cc)
                     ax.plot(owd, np.arange(1, owd.size + 1) / owd.size, color=st["color"],
                             label=f"{st['label']} ({len(trials)} trials)")
+            # The paper prints each curve's median in Table 2: a black-edged diamond at half the packets.
+            for cc in CCS:
+                if (row := paper_owd.get(run.cell_id(cc, rtt, n))) is not None:
+                    ax.plot(row[0], 0.5, marker="D", ms=6, color=style(cc)["color"], mec="k", mew=1.2, ls="")
+            if any(run.cell_id(cc, rtt, n) in paper_owd for cc in CCS):
+                ax.plot([], [], marker="D", ms=6, color="w", mec="k", mew=1.2, ls="", label="paper: Table 2 median")
             ax.set(title=f"Fig. 3{letter}: {n} TCP flow{'s' if n > 1 else ''}, {rtt} ms RTT",
                    xlabel="UDP one-way delay (ms)", xlim=(0, rtt / 2 + 500))
             ax.axvline(rtt / 2, color="grey", lw=0.6, ls=":")

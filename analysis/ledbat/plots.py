@@ -28,6 +28,21 @@ def file_title(reference: dict[str, Any], stem: str) -> str:
     return f"{title(reference, name)}, case {case}"
 
 
+def paper_done(ax: Any, run: Run, spec: dict[str, Any], cc: str, case: str) -> None:
+    """The completion times section 5.2 prints for this panel (the completion table's values, and
+    Fig 2's range for the first flow), in black, so a reader sees where the paper's flows ended."""
+    table = run.reference["tables"]["completion"]
+    row = table["values"].get(f"{cc}-{case}") or []
+    for col, value in zip(table["columns"], row, strict=False):
+        if value is not None and col != "last_done":
+            flow = col.removeprefix("flow").removesuffix("_done")
+            ax.axvline(value, color="black", ls=("--", ":")[int(flow) > 1], lw=1.2,
+                       label=f"paper: flow {flow} done {value:g} s")
+    if (span := spec.get("first_done_s")) and row:
+        ax.axvspan(*span, color="black", alpha=0.12, lw=0,
+                   label=f"paper: flow 1 done {span[0]:g}-{span[1]:g} s (any MD scheme)")
+
+
 @draws("fig[12346]_*", "fig6s_*", title=file_title)
 def draw(run: Run, name: str) -> list[Path]:
     """Per-flow rate (1-s bins of acknowledged bytes) and the bottleneck's queueing
@@ -55,6 +70,7 @@ def draw(run: Run, name: str) -> list[Path]:
             label = f"flow {j + 1}" if f.cc.startswith("ledbat") else style(f.cc)["label"]
             done = f" (done {f.done_s:.0f} s)" if f.done_s is not None else ""
             ax.step(t, f.rate_mbit, where="post", color=colour, lw=0.9, label=label + done)
+        paper_done(ax, run, spec, cc, case)
         ax.set_ylabel("rate (Mbit/s)")
         ax.set_ylim(0, s.rate_kbit / 1000 * 1.05)
         ax.set_title(f"{style(cc)['label']}, {case} ({trial.parent.name}/{trial.name})", fontsize=9)

@@ -17,15 +17,15 @@ from analysis.westwood.run import CCS, TESTS, Run, series, style
 from figures.captions import draws
 from figures.common import bulk_tool, read_json
 
-HEADER = "# time src:port dst:port length snd_nxt snd_una snd_cwnd ssthresh snd_wnd srtt(us)"
+COLUMNS = ["time (s)", "src:port", "dst:port", "length", "snd_nxt", "snd_una", "snd_cwnd", "ssthresh",
+           "snd_wnd", "srtt (us)"]
 
 
 @draws("fig01_tcpprobe")
 def fig1_probe_listing(run: Run) -> list[Path]:
-    """Figure 1 analogue: the first lines of one trial's tcp:tcp_probe records in the column layout of
-    the tcp_probe module the report used, as text (fig01_tcpprobe.txt) and as a figure."""
-    import matplotlib.pyplot as plt
-
+    """Figure 1 analogue: the report's Figure 1 is a tcpprobe text listing, so ours is a table
+    (fig01_tcpprobe.md): the first lines of one trial's tcp:tcp_probe records from mid-trial, in the
+    column layout of the tcp_probe module the report used."""
     trial = run.median_trial("westwood", "t1") or run.median_trial("cubic", "t1")
     if trial is None:
         trial = next((t for cid in sorted(run.cells) for t in run.valid_trials(cid)), None)
@@ -33,15 +33,14 @@ def fig1_probe_listing(run: Run) -> list[Path]:
         return []
     s = series(trial)
     start = len(s.probe) // 2          # mid-trial, where cwnd and ssthresh are both set
-    lines = [HEADER, *tcpprobe_listing(s.probe.iloc[start:], rows=12)]
-    text = run.out / "fig01_tcpprobe.txt"
-    text.write_text(f"# {trial.parent.name}/{trial.name}, tcp:tcp_probe, times relative to the first line\n"
-                    + "\n".join(lines) + "\n")
-    fig = plt.figure(figsize=(10, 0.25 * len(lines) + 0.6))
-    fig.text(0.01, 0.98, "\n".join(lines), family="monospace", fontsize=7, va="top")
-    fig.suptitle(f"Fig. 1: our probe output in the report's tcpprobe layout ({trial.parent.name}/{trial.name})",
-                 fontsize=9, y=1.02)
-    return [text, *run.save(fig, "fig01_tcpprobe")]
+    rows = [line.split() for line in tcpprobe_listing(s.probe.iloc[start:], rows=12)]
+    out = run.out / "fig01_tcpprobe.md"
+    out.write_text("\n".join([
+        f"Fig. 1: our probe output in the report's tcpprobe layout ({trial.parent.name}/{trial.name}, "
+        "tcp:tcp_probe, times relative to the first line)", "",
+        "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS),
+        *("| " + " | ".join(r) + " |" for r in rows)]) + "\n")
+    return [out]
 
 
 REPORT_SETUP = ("the report's: sender laptop (iperf client, tcpprobe) -> MikroTik RB750 (10 Mbit/s, layer 2) "
@@ -218,6 +217,19 @@ def cwnd_title(reference: dict[str, Any], stem: str) -> str:
     return f"Fig. {int(n[3:])}: {reference['tests'][cond]['title']}, {style(cc)['label']}"
 
 
+def paper_throughput(ax: Any, run: Run, cc: str, cond: str) -> None:
+    """The throughput the report prints for this trace (reference.tables.throughput) beside the
+    cell's measured mean: a trace in packets cannot carry a rate on its axis, so a boxed legend line."""
+    table = run.reference["tables"]["throughput"]
+    row = table["values"].get(f"{cc}-{cond}")
+    if not row:
+        return
+    col = next(iter(table["columns"]))
+    agg = (run.cells.get(f"{cc}-{cond}") or {}).get("metrics", {}).get(table["columns"][col]["metric"])
+    measured = f"; measured (cell mean): {agg['mean']:.0f} kbit/s" if agg else ""
+    ax.plot([], [], ls="", marker="s", color="black", label=f"paper: {row[0]:g} kbit/s{measured}")
+
+
 @draws("fig0[5-9]_*_*", "fig10_*_*", title=cwnd_title)
 def fig5_10_cwnd(run: Run) -> list[Path]:
     """Figures 5-10: cwnd and ssthresh (dashed) against time for one of the report's three tests
@@ -242,9 +254,10 @@ def fig5_10_cwnd(run: Run) -> list[Path]:
             ax.set(xlabel="time since the flow started (s)", ylabel="packets",
                    title=f"Fig. {n}: {test}, {style(cc)['label']}\n({trial.parent.name}/{trial.name}, "
                          f"the trial nearest the cell's median throughput)")
+            paper_throughput(ax, run, cc, cond)
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=8, loc="lower right")
+            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3)  # below: never over the data
             written += run.save(fig, f"fig{n:02d}_{cond}_{cc}")
     return written
 
@@ -277,11 +290,12 @@ def fig11_mismatch(run: Run) -> list[Path]:
     ax2.plot(q["t"] - float(prov["t0_monotonic"]), q["backlog_pkts"], color="#7f7f7f", lw=0.8,
              label="bottleneck queue")
     ax2.set_ylabel("queue (packets)")
+    paper_throughput(ax, run, cc, cond)
     ax.set_ylim(bottom=0)
     ax2.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    ax2.legend(fontsize=8, loc="lower right")
+    handles = [h for a in (ax, ax2) for h in a.get_legend_handles_labels()[0]]
+    ax.legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     return run.save(fig, f"fig{spec['figure']}_mismatch")
 
 

@@ -3,6 +3,7 @@
 that returns the files it wrote."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,24 @@ def ratio_figure(run: Run, fid: str, spec: dict[str, Any]) -> list[Path]:
     return run.save(fig, fid)
 
 
+# A cell id of the paper's matrix: scenario, variant, AP buffer, M_t.
+CELL = re.compile(r"^(dl\d+-ul\d+)-(.+)-q(\d+)-mt(\d+)$")
+
+
+def paper_goodputs(ax: Any, run: Run, variant: str, q: int, scens: list[str]) -> None:
+    """The goodputs the paper's text prints (reference.tables), as black stars on the cell they
+    belong to, so the curves read against the paper's own numbers."""
+    for table in (run.reference.get("tables") or {}).values():
+        cols = list(table["columns"])
+        for cell_id, row in table["values"].items():
+            m = CELL.match(cell_id)
+            if not m or m[2] != variant or int(m[3]) != q or m[1] not in scens:
+                continue
+            for col, value, marker in (("down", row[cols.index("down")], "*"), ("up", row[cols.index("up")], "X")):
+                ax.plot(int(m[4]), value, marker=marker, ms=11, color="black", ls="", zorder=5,
+                        label=f"paper: {m[1]} {'downlink' if col == 'down' else 'uplink'} ({value:g})")
+
+
 def goodput_figure(run: Run, fid: str, spec: dict[str, Any]) -> list[Path]:
     import matplotlib.pyplot as plt
 
@@ -140,10 +159,11 @@ def goodput_figure(run: Run, fid: str, spec: dict[str, Any]) -> list[Path]:
               label=f"{scen} downlink")
         _draw(ax, cells.curve(scen, spec["variant"], q, UP), color=colour, marker="s", ls="-.",
               mfc="white", label=f"{scen} uplink")
+    paper_goodputs(ax, run, spec["variant"], q, scens)
     ax.set(ylabel="goodput (packets/s)")
     ax.set_ylim(bottom=0)
     _mt_axis(ax, cells)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))    # outside: never over the data
     fig.suptitle(f"Fig. {int(fid[3:])}: {spec['title']}", fontsize=10)
     run.caption(fig, "goodput_figure", f"{'/'.join(scens)}-{spec['variant']}-q{q}-mt*")
     return run.save(fig, fid)

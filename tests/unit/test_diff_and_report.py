@@ -284,3 +284,13 @@ def test_a_relative_tolerance_is_a_fraction_of_the_reference_side() -> None:
     assert t.allows(425.5, 370) and not t.allows(426, 370)
     assert t.allows(314.5, 370) and not t.allows(314.4, 370)
     assert str(t) == "±15 %"
+
+
+def test_a_figure_printed_as_text_is_a_table_in_figure_order(tmp_path: Path) -> None:
+    """Westwood+'s Fig 1 is a tcpprobe listing: fig01_tcpprobe.md goes into the report as a table
+    where its figure would stand, not as an image."""
+    d = make_set(tmp_path, {"cubic-rtt50-f1": (111.7, 0.01)}, {"goodput_same": "reproduced"})
+    (d / "fig01_listing.md").write_text("Fig. 1: a listing\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    text = report.render("full", tmp_path, {"collateral": resultset.load(d)})
+    assert "| 1 | 2 |" in text and "fig01_listing.md" not in text
+    assert text.index("Fig. 1: a listing") < text.index("![fig3_owd_cdf]")
