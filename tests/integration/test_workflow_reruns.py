@@ -102,18 +102,24 @@ def checkout_view(where: Path) -> Path:
     return where
 
 
+def wlanshort_env(tmp_path: Path, trials: int) -> dict[str, str]:
+    """The environment of a run of test paper wlanshort with 30-s smoke trials, `trials` per cell."""
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    text = (PAPERS / "wlanshort.yaml").read_text().replace("smoke: {duration_s: 12, warmup_s: 2, trials: 1}",
+                                                           f"smoke: {{duration_s: 30, warmup_s: 2, trials: {trials}}}")
+    (papers / "wlanshort.yaml").write_text(text)
+    return {**os.environ, "TCPREPRO_PAPER_DIR": str(papers)}
+
+
 def test_two_checkouts_never_write_one_results_folder_at_once(tmp_path: Path) -> None:
     """Each Snakemake locks only its own checkout's outputs: a second checkout's run in the same
     results folder once removed the first's finished trials (a trial that appeared after it planned
     its run is removed before its job; a failed job's outputs after it). While one checkout's run
     writes a results folder, another's is refused in one line and deletes nothing; once it ended,
     the other finds nothing to do."""
-    papers, results = tmp_path / "papers", tmp_path / "results"
-    papers.mkdir()
-    text = (PAPERS / "wlanshort.yaml").read_text().replace("smoke: {duration_s: 12, warmup_s: 2, trials: 1}",
-                                                           "smoke: {duration_s: 30, warmup_s: 2, trials: 2}")
-    (papers / "wlanshort.yaml").write_text(text)
-    env = {**os.environ, "TCPREPRO_PAPER_DIR": str(papers)}
+    results = tmp_path / "results"
+    env = wlanshort_env(tmp_path, trials=2)
 
     def snakemake(checkout: Path) -> list[str]:
         return [SNAKEMAKE, "--cores", "1", "--directory", str(checkout), "--snakefile", str(CHECKOUT / "Snakefile"),
@@ -145,12 +151,8 @@ def test_after_a_kill_9_the_plan_counts_the_trial_snakemake_reruns(tmp_path: Pat
     trial, but Snakemake's record still marks the job incomplete, so the next run (rerun-incomplete)
     measures it again. The plan must count that trial, as every trial job the run starts: it once
     looked only for a summary.json and said "0 trials to run"."""
-    papers, results = tmp_path / "papers", tmp_path / "results"
-    papers.mkdir()
-    text = (PAPERS / "wlanshort.yaml").read_text().replace("smoke: {duration_s: 12, warmup_s: 2, trials: 1}",
-                                                           "smoke: {duration_s: 30, warmup_s: 2, trials: 1}")
-    (papers / "wlanshort.yaml").write_text(text)
-    env = {**os.environ, "TCPREPRO_PAPER_DIR": str(papers)}
+    results = tmp_path / "results"
+    env = wlanshort_env(tmp_path, trials=1)
     # A working folder of its own: the kill leaves Snakemake's lock there, and --unlock clears only that.
     view = checkout_view(tmp_path / "checkout")
     cmd = [SNAKEMAKE, "--cores", "1", "--directory", str(view), "--snakefile", str(CHECKOUT / "Snakefile"),
