@@ -229,8 +229,10 @@ def userspace_from_env() -> Path | None:
 
 
 def _walkable(path: Path) -> bool:
-    """Whether a user who owns nothing on the way can walk to `path` (every folder searchable by others)."""
-    return all(p.stat().st_mode & 0o001 for p in (path if path.is_dir() else path.parent, *path.parents))
+    """Whether a user who owns none of the folders above `path` can walk to it (each searchable by
+    others). `path` itself is the guest user's own (the share, the private folder) or checked apart
+    (the checkout and kernel: unreadable_by_others)."""
+    return all(p.stat().st_mode & 0o001 for p in path.parents)
 
 
 def _host_command(kernel: Path, share: Path, checkout: Path | None, private: Path, args: Sequence[str],

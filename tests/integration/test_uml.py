@@ -122,10 +122,13 @@ def uml_share() -> str:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="what a root caller's guest may do on the host")
-def test_a_root_callers_guest_holds_no_root_on_the_host(uml_kernel, tmp_path):
+@pytest.mark.parametrize("closed", [False, True], ids=["open-folders", "behind-a-closed-folder"])
+def test_a_root_callers_guest_holds_no_root_on_the_host(uml_kernel, tmp_path, closed):
     """Started by root, the guest's host process runs as the unprivileged GUEST_USER: its root can
     undo its own read-only mount of the host's /, and still writes nowhere that user may not (here a
-    root-owned folder open to all for reading). The share is lent for the run and given back."""
+    root-owned folder open to all for reading). The share is lent for the run and given back. Both
+    ways the process starts: directly where every folder above the share is open (the docker
+    image's /repro), in a mount namespace of its own where one is closed (pytest's /tmp/pytest-of-root)."""
     import pwd
     import shutil
     import tempfile
@@ -134,11 +137,14 @@ def test_a_root_callers_guest_holds_no_root_on_the_host(uml_kernel, tmp_path):
     host_dir = Path(tempfile.mkdtemp(prefix="tcprepro-root-owned-", dir="/var/tmp"))
     try:
         host_dir.chmod(0o755)
-        d = share(tmp_path, "root")
+        d = share(tmp_path if closed else host_dir, "root")
+        way = uml._host_command(uml_kernel.path, d, None, d, [], uml.guest_ids(), None)[0][0]
+        assert way == ("unshare" if closed else "setpriv"), way
         job = (f"mount -o remount,rw / && echo remounted > {uml.GUEST_SHARE}/remount; "
                f"touch {host_dir}/escaped; echo > {uml.GUEST_SHARE}/mine; "
                f"stat -c %u {uml.GUEST_SHARE}/mine > {uml.GUEST_SHARE}/host-uid")
-        assert uml.run(["sh", "-c", job], share=d, cwd=Path("/"), env={}, seed=1, kernel=uml_kernel).rc == 0
+        run = uml.run(["sh", "-c", job], share=d, cwd=Path("/"), env={}, seed=1, kernel=uml_kernel)
+        assert run.rc == 0, (d / uml.CONSOLE).read_text()[-2000:]
         assert (d / "remount").read_text() == "remounted\n", "the guest could not remount /: the test shows nothing"
         assert not (host_dir / "escaped").exists(), "a root caller's guest wrote into a root-owned host folder"
         assert int((d / "host-uid").read_text()) == pwd.getpwnam(uml.GUEST_USER).pw_uid
