@@ -235,6 +235,14 @@ def _walkable(path: Path) -> bool:
     return all(p.stat().st_mode & 0o001 for p in path.parents)
 
 
+def _may_mount() -> bool:
+    """Whether this process holds CAP_SYS_ADMIN (bit 21 of its effective set), which a mount namespace takes."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        status = Path("/proc/self/status").read_text().splitlines()
+        return bool(int(next(line for line in status if line.startswith("CapEff:")).split()[1], 16) >> 21 & 1)
+    return False
+
+
 def _host_command(kernel: Path, share: Path, checkout: Path | None, private: Path, args: Sequence[str],
                   ids: tuple[int, int] | None, userspace: Path | None) -> tuple[list[str], Path, Path | None, Path]:
     """(argv, working directory, the checkout's and the private folder's paths as the UML process
@@ -253,6 +261,12 @@ def _host_command(kernel: Path, share: Path, checkout: Path | None, private: Pat
     if not shutil.which("unshare"):
         raise UmlError("a root caller's guest needs util-linux's unshare to reach a folder closed to "
                        f"{GUEST_USER}; fix: make deps")
+    if not _may_mount():
+        closed = next((p for p in (share, kernel, private, *([checkout] if checkout else []))
+                       if not _walkable(p)), userspace)
+        raise UmlError(f"{closed}: a folder above it is closed to {GUEST_USER}, whom a root caller's guest runs "
+                       "as, and this root may not make a mount namespace to bind it (no CAP_SYS_ADMIN, as in "
+                       "docker by default); fix: chmod o+x on the folders above it, or run as an unprivileged user")
     ((userspace or Path("/")) / BIND_ROOT.relative_to("/")).mkdir(mode=0o755, parents=True, exist_ok=True)
     return (["unshare", "--mount", "--propagation", "private", "--", "sh", "-ec", _BIND_SCRIPT, "sh",
              str(share), str(checkout or ""), str(kernel), str(private), str(userspace or ""),

@@ -195,3 +195,22 @@ def test_a_root_caller_with_a_checkout_closed_to_the_guests_user_is_told_the_fix
     with pytest.raises(uml.UmlError, match=r"cannot read .*clone.*fix: chmod o\+rX"):
         uml.run(["true"], share=d, checkout=checkout, cwd=uml.GUEST_CHECKOUT, env={}, seed=1, kernel=uml_kernel)
     assert sorted(p.name for p in d.iterdir()) == [], "nothing was prepared for a guest that never booted"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root caller without CAP_SYS_ADMIN")
+def test_a_root_caller_that_may_not_mount_is_told_which_folder_is_closed(uml_kernel, tmp_path):
+    """Root without CAP_SYS_ADMIN (docker's default) cannot bind a share that lies behind a folder
+    closed to the guest's user: refused before the guest boots, naming the folder and the fix, not
+    unshare's own words in a console."""
+    d = share(tmp_path, "nocap")
+    code = ("import sys; from pathlib import Path; from testbed import uml\n"
+            "try:\n"
+            "    uml.run(['true'], share=Path(sys.argv[1]), cwd=Path('/'), env={}, seed=1)\n"
+            "except uml.UmlError as exc:\n"
+            "    print(exc); sys.exit(3)\n")
+    proc = subprocess.run(["setpriv", "--bounding-set", "-sys_admin", "--", sys.executable, "-c", code, str(d)],
+                          cwd=CHECKOUT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "no CAP_SYS_ADMIN" in proc.stdout and "fix: chmod o+x" in proc.stdout and str(d) in proc.stdout
+    assert not list(d.iterdir()), "nothing was prepared for a guest that never booted"
+    assert not guest_processes(uml_kernel, tmp_path)
