@@ -44,7 +44,7 @@ quick: deps
 # full runs (data/README.md): `make restore reproduce` regenerates the figures from them and runs
 # only what they lack.
 reproduce: deps
-	@start=$$(date +%s); papers=$$($(PY) -c 'from tcprepro.config import paper_names; print(",".join(paper_names()))'); \
+	@start=$$(date +%s); papers=$$($(PY) -c 'from configuration.load import paper_names; print(",".join(paper_names()))'); \
 	$(SNAKE) --cores $(CORES) --workflow-profile profiles/full --config profile=full "papers=[$$papers]" || exit $$?; \
 	echo "make reproduce: $$(( ($$(date +%s) - start) / 60 )) min $$(( ($$(date +%s) - start) % 60 )) s"
 restore: deps

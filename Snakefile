@@ -14,8 +14,9 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from configuration.load import CELL_ID, ConfigError, check_config_args, check_workflow
+from experiments import load_paper
 from sim.build import MODELS as SIM_MODELS
-from tcprepro.config import CELL_ID, ConfigError, check_config_args, check_workflow, load_paper
 from testbed import attempts, trial_environment, uml_kernel
 
 configfile: "config/workflow.yaml"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.numbers import finite
-from tcprepro.config import paper_names
+from configuration.load import paper_names
 
 CELL_SCHEMA = "tcprepro.cell/1"
 PAPER_TRIALS = 5  # trials per cell in the papers

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 
 CELLS = (("collateral", "htcp-rtt50-f1"), ("westwood", "westwood-t1"))
 LANES = ("uml", "vm")

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 
 SOURCES = CHECKOUT / "cc" / "bpf"
 # Headers an object may include: the BPF wrappers' own, and algorithms shared with the kernel

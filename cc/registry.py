@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from cc import bpf_build, loader
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 
 REGISTRY_PATH = CHECKOUT / "config" / "congestion_controls.yaml"
 IMPLS = ("builtin", "module", "bpf")

@@ -17,7 +17,8 @@ matplotlib.use("Agg")
 
 from analysis.compare import load_cells
 from cc.registry import entry
-from tcprepro.config import CONFIG_DIR, PROFILES, PaperConfig, load_paper
+from configuration.load import CONFIG_DIR, PROFILES, PaperConfig
+from experiments import load_paper
 
 
 @dataclass
@@ -145,7 +146,7 @@ def figures_main(paper: str, load: Callable[[str, Path, Path], PaperRun],
     """`python -m analysis.<paper> --profile P`: every part of a paper (a function of the loaded run
     that returns the files it wrote) from results/<P>/<paper> into figures/<paper>/<P>/, each part's
     files printed."""
-    from tcprepro import CHECKOUT
+    from configuration import CHECKOUT
 
     ap = argparse.ArgumentParser(prog=f"python -m analysis.{paper}", description=" ".join(doc.split("\n\n")[0].split()))
     ap.add_argument("--profile", required=True, help="the results' profile: smoke, quick, full, ...")

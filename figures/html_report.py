@@ -30,9 +30,9 @@ from urllib.parse import unquote, urlsplit
 
 from analysis.resultset import ResultSet
 from analysis.verdicts import VERDICTS
+from configuration import CHECKOUT
 from figures import claims as claims_md
 from figures import mdhtml, ran, report
-from tcprepro import CHECKOUT
 
 STYLE = Path(__file__).with_name("report.css")
 # A link into a closed <details> (a paper's verdict.md) opens it: a fragment the browser cannot

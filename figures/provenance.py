@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from analysis import staleness
+from configuration.load import ConfigError
 from figures.common import PaperRun
-from tcprepro.config import ConfigError
 
 SCHEMA = "tcprepro.provenance-summary/1"
 

@@ -21,11 +21,12 @@ from typing import Any
 
 from analysis import staleness
 from analysis.resultset import ResultSet, ResultSetError, load
+from configuration import CHECKOUT
+from configuration.load import CONFIG_DIR, NOT_PAPERS, PaperConfig
+from experiments import load_paper
 from figures import claims as claims_md
 from figures.captions import caption
 from figures.rejudge import archive_folder, archived
-from tcprepro import CHECKOUT
-from tcprepro.config import CONFIG_DIR, NOT_PAPERS, PaperConfig, load_paper
 from tcprepro.reference import current_spec
 
 

@@ -1,10 +1,10 @@
 # Helpers of every rule (the cells a run selects, where each trial runs, the inputs of trials,
 # cells and figures), the code digests that rerun the aggregation when its code changes, and the
 # trials a run's plan lists.
-from tcprepro import folders
+from configuration import folders
 
 # Where a run writes and removes its outputs: never /, $HOME, a system folder, nor a folder holding
-# files that are not this project's (tcprepro/folders.py; a link is judged by where it points).
+# files that are not this project's (configuration/folders.py; a link is judged by where it points).
 try:
     folders.check(config, Path.cwd(), "the workflow config (config/workflow.yaml, the profile's config: or --config)")
 except ConfigError as exc:

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 
 NS3_LIBS = ("wifi", "csma", "bridge", "internet", "applications", "mobility", "traffic-control", "network", "core")
 NS3_HEADER = Path("/usr/include/ns3/wifi-module.h")

@@ -30,8 +30,10 @@ from typing import Any
 
 import yaml
 
+from configuration import CHECKOUT
+from configuration.load import ConfigError
+from experiments import load_paper
 from sim import build
-from tcprepro import CHECKOUT
 
 # Raw-output fields that are not results of the simulation.
 NOT_RESULTS = ("wall_clock_s",)
@@ -196,8 +198,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--record", action="store_true",
                     help="on success, record the sources' equivalence (sim/<dir>/equivalent_sources.yaml)")
     a = ap.parse_args(argv)
-    from tcprepro.config import ConfigError, load_paper
-
     try:
         cfg = load_paper(a.paper)
     except ConfigError as exc:

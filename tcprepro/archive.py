@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tcprepro import CHECKOUT, stored_forms
-from tcprepro.config import CELL_ID
+from configuration import CHECKOUT
+from configuration.load import CELL_ID
+from experiments import load_paper
+from tcprepro import stored_forms
 
 DATA = CHECKOUT / "data"
 RESULTS = CHECKOUT / "results"
@@ -78,8 +80,6 @@ def paper_dir(profile: str, paper: str, data: Path | None = None) -> Path:
     """Where a paper's archived trials of a profile are: under `data` when given (a run elsewhere),
     else under the paper's `archive` folder (config/<paper>.yaml; data/ when it names none)."""
     if data is None:
-        from tcprepro.config import load_paper
-
         named = Path(load_paper(paper).data.get("archive", "data"))
         data = DATA.joinpath(*named.parts[1:])
     return data / profile / paper
@@ -161,8 +161,6 @@ def tar_bytes(trial: Path) -> bytes:
 def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Path | None = None) -> dict[str, Outcome]:
     """Archive every finished trial of these papers not yet archived as it is now; a trial of a
     cell the paper's config no longer has (an investigation narrowed) stays out of data/."""
-    from tcprepro.config import load_paper
-
     out: dict[str, Outcome] = {}
     for paper in papers:
         src, dst = results / profile / paper, paper_dir(profile, paper, data)

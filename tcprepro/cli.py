@@ -52,7 +52,7 @@ def command(name: str, help: str, *args: Arg) -> Callable[[Handler], Handler]:
          arg("--refresh", action="store_true", help="re-probe the kernel, not this boot's cached results"),
          arg("--json", action="store_true", help="machine-readable output"))
 def doctor(ns: argparse.Namespace) -> int:
-    from tcprepro.config import ConfigError
+    from configuration.load import ConfigError
     from testbed import doctor as doc
 
     try:
@@ -114,7 +114,7 @@ def diff(ns: argparse.Namespace) -> int:
     import json
 
     from analysis import resultset
-    from tcprepro.config import ConfigError
+    from configuration.load import ConfigError
     from tcprepro.reference import compare
 
     try:
@@ -146,8 +146,9 @@ def diff(ns: argparse.Namespace) -> int:
 def archive(ns: argparse.Namespace) -> int:
     import json
 
+    from configuration.load import ConfigError, paper_names
+    from experiments import load_paper
     from tcprepro import archive as arc
-    from tcprepro.config import ConfigError, load_paper, paper_names
 
     try:
         names = ns.paper or paper_names()
@@ -180,7 +181,8 @@ def archive(ns: argparse.Namespace) -> int:
          "`snakemake --configfile` (Snakemake reports its YAML errors without the line: this names it)",
          arg("files", nargs="+", type=Path, metavar="FILE", help="YAML files to check"))
 def check_config(ns: argparse.Namespace) -> int:
-    from tcprepro.config import ConfigError, check_config_file
+    from configuration.load import ConfigError
+    from experiments import check_config_file
 
     status = 0
     for path in ns.files:

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from analysis import diffing, resultset, staleness
-from tcprepro import CHECKOUT
-from tcprepro.config import CONFIG_DIR, NOT_PAPERS, ConfigError, PaperConfig, load_paper
+from configuration import CHECKOUT
+from configuration.load import CONFIG_DIR, NOT_PAPERS, ConfigError, PaperConfig
+from experiments import load_paper
 
 REFERENCE_NAMES = {"full": "full", "smoke": "smoke-reference"}
 

@@ -9,7 +9,7 @@ import subprocess
 import tomllib
 from importlib import metadata
 
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 
 
 def version() -> str:

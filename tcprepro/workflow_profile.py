@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tcprepro import yaml_input
+from configuration import yaml_input
 
 
 def named_profile(argv: Sequence[str], cwd: Path, snakefile_dir: Path) -> Path | None:

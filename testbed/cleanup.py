@@ -12,7 +12,7 @@ import socket
 from pathlib import Path
 
 from cc import loader
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 from testbed.tracing import sweep_stale_instances
 
 OWNER_FILE = ".owner"

@@ -11,7 +11,8 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from tcprepro.config import load_paper, paper_names
+from configuration.load import paper_names
+from experiments import load_paper
 from testbed.kernel_features import Check, by_name
 from testbed.placement import Plan, Survey, fix_for, paper_ccs, plan, take_survey, vm_check
 

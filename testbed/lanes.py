@@ -13,10 +13,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from configuration.load import PORT_BLOCK
+
 LANE_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro")) / "lanes"
 MAX_LANES = 64
 PORT_BASE = 20000
-PORT_BLOCK = 100
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cc import registry as cc_registry
-from tcprepro.config import is_simulated, load_paper
+from configuration.load import is_simulated
+from experiments import load_paper
 from testbed.host_probes import host_checks
 from testbed.kernel_config import pinned_checks, uml_checks
 from testbed.kernel_features import BOOT_PARAMS, Check, by_name

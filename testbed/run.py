@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tcprepro import CHECKOUT
-from tcprepro.config import ConfigError, load_paper, load_workflow
+from configuration import CHECKOUT
+from configuration.load import ConfigError, load_workflow
+from experiments import load_paper
 from testbed import attempts, cleanup, progress, trial_dir, trial_environment
 from testbed.lanes import try_slot
 from testbed.placement import CannotRun

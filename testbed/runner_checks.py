@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 from testbed.host_probes import which
 from testbed.kernel_features import Check
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from analysis import require_valid
+from configuration import CHECKOUT
 from sim import build
-from tcprepro import CHECKOUT
 from testbed import cleanup, trial_dir
 
 log = logging.getLogger("tcprepro.trial")

@@ -26,7 +26,7 @@ from typing import Any
 from mininet.net import Mininet
 
 from cc.registry import CcChoice, provide
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 from testbed import fidelity, lanes, shaping
 from testbed.interrupt import TrialInterrupted, install_signal_handlers
 from testbed.tracing import ProbeTrace

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 
 DEFINITION = CHECKOUT / "kernel" / "uml"
 REGISTRY = CHECKOUT / "config" / "congestion_controls.yaml"

@@ -35,8 +35,9 @@ from analysis.verdicts import (
     missing,
     trial_values,
 )
+from configuration.load import PaperConfig
+from experiments import load_paper
 from figures.common import claims_of
-from tcprepro.config import PaperConfig, load_paper
 
 CCS = ("newreno", "htcp", "cubic")
 LABEL = {"newreno": "NewReno", "htcp": "H-TCP", "cubic": "CUBIC",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from analysis.crossval import metrics as crossval
 from analysis.crossval import plots
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from analysis.aggregate import trimmed_stats
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 
 CONFIG = CHECKOUT / "config" / "crossval.yaml"
 SNAPSHOTS = CHECKOUT / "data" / "crossval"

@@ -28,8 +28,8 @@ from analysis.verdicts import (
     per_trial,
     trial_values,
 )
+from configuration.load import PaperConfig
 from figures.common import claims_of
-from tcprepro.config import PaperConfig
 
 LINEAR, MIN1, NF2, NF1, MDVAR = "ledbat", "ledbat-min1", "ledbat-md-nf2", "ledbat-md-nf1", "ledbat-mdvar"
 MD = (NF2, NF1, MDVAR)

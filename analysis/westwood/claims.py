@@ -24,8 +24,8 @@ from analysis.verdicts import (
     near,
     trial_values,
 )
+from configuration.load import PaperConfig
 from figures.common import claims_of
-from tcprepro.config import PaperConfig
 
 CCS = ("cubic", "westwood")
 LABEL = {"cubic": "CUBIC", "westwood": "Westwood+"}

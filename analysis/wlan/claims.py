@@ -30,8 +30,8 @@ from analysis.verdicts import (
     per_trial,
     runs_key,
 )
+from configuration.load import PaperConfig
 from figures.common import claims_of
-from tcprepro.config import PaperConfig
 
 RATIO = "ratio_down_up"
 DOWN, UP, TOTAL = "down_goodput_pkts_s", "up_goodput_pkts_s", "total_goodput_pkts_s"

@@ -82,7 +82,7 @@ def test_a_bad_paper_value_stops_the_run_and_nothing_runs(tmp_path: Path, mutate
 def test_a_results_or_figures_folder_that_is_not_the_project_s_stops_the_run(tmp_path: Path, where: str,
                                                                               says: str) -> None:
     """Snakemake removes outputs before remaking them: / , $HOME, a system folder or a folder of
-    others' files (also through a link) is refused at load, in one line (tcprepro/folders.py)."""
+    others' files (also through a link) is refused at load, in one line (configuration/folders.py)."""
     home, mine = tmp_path / "home", tmp_path / "mine"
     for folder in (home, mine):
         folder.mkdir()

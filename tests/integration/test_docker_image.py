@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tcprepro.config import load_workflow
+from configuration.load import load_workflow
 from tests.integration.conftest import CHECKOUT
 
 pytestmark = pytest.mark.root

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tcprepro import CHECKOUT
-from tcprepro.config import load_paper
+from configuration import CHECKOUT
+from experiments import load_paper
 from testbed import doctor, host_probes, kernel_config, placement, runner_checks
 from testbed.kernel_features import BOOT_PARAMS, Check
 

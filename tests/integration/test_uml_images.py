@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tcprepro.config import load_paper
+from experiments import load_paper
 
 pytestmark = [pytest.mark.uml, pytest.mark.skipif(os.geteuid() != 0, reason="the guest's chroot takes root")]
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tcprepro.config import load_paper, load_workflow
+from configuration.load import load_workflow
+from experiments import load_paper
 from tests.integration.conftest import CHECKOUT
 
 pytestmark = pytest.mark.root

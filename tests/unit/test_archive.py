@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tcprepro import CHECKOUT, cli
+from configuration import CHECKOUT
+from experiments import load_paper
 from tcprepro import archive as arc
-from tcprepro.config import load_paper
+from tcprepro import cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data"
 

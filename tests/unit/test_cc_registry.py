@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from cc import bpf_build, registry
-from tcprepro.config import ConfigError, cc_key, expand_flows, load_paper
+from configuration.load import ConfigError, cc_key, expand_flows
+from experiments import load_paper
 from tests.unit.test_config import write_variant
 
 REGISTRY = Path(registry.REGISTRY_PATH)
@@ -128,7 +129,7 @@ def test_a_cells_module_parameters_go_on_a_guests_command_line() -> None:
     import pytest
 
     from cc.registry import CcUnavailable, boot_params
-    from tcprepro.config import load_paper
+    from experiments import load_paper
 
     cfg = load_paper("collateral")
     spec = cfg.trial_spec("cubic-beta08-rtt50-f1", 1, "full")

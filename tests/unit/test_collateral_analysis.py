@@ -16,7 +16,7 @@ from analysis.collateral.plots import EpochSeries, fig2a, fig2b, middle_epochs
 from analysis.compare import build_table, to_csv, to_markdown
 from analysis.epochs import backoff_depths, congestion_events, epochs
 from analysis.summarize import summarize_trial
-from tcprepro.config import load_paper
+from experiments import load_paper
 from tests.unit.test_analysis_summarize import DATA, make_trial, spec
 
 CLAIMS = {c["id"]: c for c in load_paper("collateral").data["reference"]["claims"]}

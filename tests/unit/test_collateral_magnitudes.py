@@ -12,7 +12,7 @@ import pytest
 from analysis.aggregate import trimmed_stats
 from analysis.collateral import modes
 from analysis.collateral.claims import CCS, Cells, judge_claims
-from tcprepro.config import load_paper
+from experiments import load_paper
 
 CLAIMS = {c["id"]: c for c in load_paper("collateral").data["reference"]["claims"]}
 

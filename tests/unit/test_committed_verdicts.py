@@ -13,8 +13,9 @@ import pytest
 import yaml
 
 from analysis.verdicts import Comparison, verdict_of
+from configuration.load import SCHEMA_PATH
+from experiments import load_paper
 from figures import status
-from tcprepro.config import SCHEMA_PATH, load_paper
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = sorted(REPO.glob("figures/*/full/verdicts.json")) + sorted(

@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tcprepro.config import ConfigError, expand_flows, load_paper
+from configuration.load import ConfigError, expand_flows
+from experiments import load_paper
 
 COLLATERAL = Path(__file__).resolve().parents[2] / "config" / "collateral.yaml"
 

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tcprepro import CHECKOUT, yaml_input
-from tcprepro.config import ConfigError, check_workflow, load_paper, load_workflow, paper_names
+from configuration import CHECKOUT, yaml_input
+from configuration.load import ConfigError, check_workflow, load_workflow, paper_names
+from experiments import load_paper
 
 CHECKED = ("scenario", "matrix", "extra_matrices", "matrix_defaults", "profiles")   # what a trial runs
 

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from tcprepro import CHECKOUT
-from tcprepro.config import load_paper, paper_names
+from configuration import CHECKOUT
+from configuration.load import paper_names
+from experiments import load_paper
 
 PAPERS = paper_names()
 # A number not part of a name (rtt50, fig3, M_t), a unit may follow it (440ms), a version (2.6.25)

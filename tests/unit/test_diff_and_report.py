@@ -211,8 +211,8 @@ def test_stale_result_sets_are_flagged_in_the_report_and_the_diff(tmp_path: Path
     """A result set records per cell what its trials ran; when the config now gives that cell
     another spec, the report and `tcprepro diff` say so."""
     from analysis import staleness
+    from experiments import load_paper
     from tcprepro import reference
-    from tcprepro.config import load_paper
 
     cfg = load_paper("collateral")
     spec = cfg.trial_spec("cubic-rtt50-f1", 1, "full")

@@ -1,4 +1,4 @@
-"""Where a workflow may write (tcprepro/folders.py): never /, $HOME, a system folder, or a folder of
+"""Where a workflow may write (configuration/folders.py): never /, $HOME, a system folder, or a folder of
 others' files, judged where a link points; one checkout's runs at a time in a results folder."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tcprepro import CHECKOUT, folders
-from tcprepro.config import ConfigError
+from configuration import CHECKOUT, folders
+from configuration.load import ConfigError
 
 
 def check(tmp_path: Path, **config: str) -> None:
@@ -75,7 +75,7 @@ def test_a_second_checkout_s_claim_is_refused_while_the_first_holds_one(tmp_path
     results = tmp_path / "results" / "smoke"
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, pathlib
-        from tcprepro import folders
+        from configuration import folders
         folders.claim(pathlib.Path({str(results)!r}), pathlib.Path({str(tmp_path / 'a')!r}))
         print("held", flush=True)
         sys.stdin.read()

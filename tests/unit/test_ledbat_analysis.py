@@ -13,7 +13,7 @@ import pytest
 from analysis.ledbat import claims as lc
 from analysis.ledbat import metrics as lb
 from analysis.verdicts import judge
-from tcprepro.config import load_paper
+from experiments import load_paper
 
 # ------------------------------------------------------------------------------------------
 # Series

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tcprepro.config import load_paper
+from experiments import load_paper
 
 ROOT = Path(__file__).resolve().parents[2]
 MSS = 1448            # payload bytes per segment (1500-byte MTU, timestamps on)

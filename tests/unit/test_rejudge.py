@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from analysis.compare import build_table, write_table
+from experiments import load_paper
 from figures import rejudge
-from tcprepro.config import load_paper
 
 
 def make_set(root: Path, n_valid: int) -> Path:

@@ -10,8 +10,8 @@ import yaml
 
 from analysis import staleness
 from analysis.collateral.run import Run
+from experiments import load_paper
 from figures.provenance import config_check, stale_lines
-from tcprepro.config import load_paper
 
 
 def test_differences_name_the_fields_and_ignore_what_is_not_run() -> None:

@@ -8,8 +8,9 @@ import jsonschema
 import pytest
 import yaml
 
+from configuration.load import SCHEMA_PATH, paper_names
+from experiments import load_paper
 from figures import statements
-from tcprepro.config import SCHEMA_PATH, load_paper, paper_names
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tcprepro import CHECKOUT
+from configuration import CHECKOUT
 from testbed import trial_dir
 
 PAPERS = CHECKOUT / "tests" / "data" / "papers"

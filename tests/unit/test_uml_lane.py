@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tcprepro.config import load_paper
+from experiments import load_paper
 from testbed import fidelity, uml, uml_kernel, variation
 
 

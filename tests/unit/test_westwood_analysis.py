@@ -15,7 +15,7 @@ from analysis.summarize import summarize_trial
 from analysis.verdicts import Measure
 from analysis.westwood import claims as ww
 from analysis.westwood import metrics as wm
-from tcprepro.config import load_paper
+from experiments import load_paper
 from tests.unit.test_analysis_summarize import make_trial, spec
 
 CLAIMS = load_paper("westwood").data["reference"]["claims"]

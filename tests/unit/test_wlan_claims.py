@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.wlan.claims import Cells, judge_claims
-from tcprepro.config import load_paper
+from experiments import load_paper
 
 CFG = load_paper("wlan")
 PARAMS = {cid: c.params for cid, c in CFG.cells_by_id.items()}

@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from analysis import validate
+from configuration.load import NOT_PAPERS, ConfigError
+from experiments import load_paper
 from sim import build
-from tcprepro.config import NOT_PAPERS, ConfigError, load_paper
 from testbed import placement
 from testbed.kernel_features import Check
 

@@ -8,7 +8,8 @@ import re
 import pytest
 import yaml
 
-from tcprepro.config import CONFIG_DIR, ConfigError, check_config_args, check_config_file, check_workflow, load_workflow
+from configuration.load import CONFIG_DIR, ConfigError, check_config_args, check_workflow, load_workflow
+from experiments import check_config_file
 from testbed.run import max_attempts
 
 

@@ -21,8 +21,8 @@ import pytest
 import yaml
 from snakemake.cli import parse_config
 
-from tcprepro import CHECKOUT
-from tcprepro.config import WORKFLOW_SCHEMA_PATH
+from configuration import CHECKOUT
+from configuration.load import WORKFLOW_SCHEMA_PATH
 from testbed.run import max_attempts
 
 SCHEMA = yaml.safe_load(WORKFLOW_SCHEMA_PATH.read_text())

@@ -1,7 +1,9 @@
 """Paper configs: load, validate against the schema, expand the matrix into cells and trial specs.
 
 A paper's YAML is the single source of truth for its experiment: every rule reads it through this
-module. Validation happens before anything runs, and errors name the file and the field.
+module (by experiments.load_paper, which passes the rules of the layers above). Validation happens
+before anything runs, and errors name the file and the field. What only a higher layer knows (the
+congestion-control registry's algorithms, a simulator's model) comes in as ScenarioRules.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import hashlib
 import itertools
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from tcprepro import CHECKOUT, yaml_input
+from configuration import CHECKOUT, yaml_input
 
 CONFIG_DIR = CHECKOUT / "config"
 SCHEMA_PATH = CONFIG_DIR / "schema" / "paper.schema.yaml"
@@ -35,7 +38,9 @@ _PLACEHOLDER = re.compile(r"\$\{([a-z_][a-z0-9_]*)\}")
 _FULL_PLACEHOLDER = re.compile(r"^\$\{([a-z_][a-z0-9_]*)\}$")
 # A cell id names its folders and is an argument of the trial's command: words only.
 CELL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
-# Port offsets inside a trial's port block: bulk flows from 1, VoIP flows from 60.
+# A trial's ports: a block of PORT_BLOCK per lane (testbed/lanes.py), bulk flows from offset 1 in
+# it, VoIP flows from 60.
+PORT_BLOCK = 100
 BULK_PORT_OFFSET = 1
 VOIP_PORT_OFFSET = 60
 
@@ -47,6 +52,22 @@ def paper_names() -> list[str]:
 
 class ConfigError(ValueError):
     """A config that cannot be run; the message names the file, the field and the fix."""
+
+
+@dataclass(frozen=True)
+class ScenarioRules:
+    """What a cell's scenario is checked against beyond the schema, from the layers that know it:
+    the congestion-control registry (a bulk flow's algorithm, implementation and parameters; the
+    module parameters a cell changes) and the simulators (a model's own rules and its flows)."""
+
+    check_flow: Callable[[dict[str, Any], str], None]
+    """Raise ConfigError when a bulk flow's algorithm, implementation or parameters are unknown."""
+    settle_module_params: Callable[[dict[str, Any], str], None]
+    """Keep of scenario.module_params only what changes the cell's trial; ConfigError when unknown."""
+    check_simulated: Callable[[dict[str, Any], str], None]
+    """Raise ConfigError for what a simulated scenario's model refuses."""
+    simulated_flows: Callable[[dict[str, Any]], list[dict[str, Any]]]
+    """A simulated scenario's flows, as its trial spec lists them."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +85,7 @@ class PaperConfig:
     path: Path
     data: dict[str, Any]
     sha256: str
+    rules: ScenarioRules
     cells_by_id: dict[str, Cell] = field(default_factory=dict)
 
     @property
@@ -114,8 +136,7 @@ class PaperConfig:
             "config_sha256": self.sha256,
         }
         if self.simulated:
-            from sim.build import adapter
-            return {**spec, "warmup_s": prof["warmup_s"], "flows": adapter(cell.scenario["model"]).flows(cell.scenario)}
+            return {**spec, "warmup_s": prof["warmup_s"], "flows": self.rules.simulated_flows(cell.scenario)}
         out = {**spec, "flows": expand_flows(cell.scenario["flows"]),
                "bulk_generator": str(load_workflow().get("bulk_generator", "iperf2"))}
         if cell.scenario.get("module_params"):
@@ -155,9 +176,7 @@ def expand_flows(flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _check_ports(flows: list[dict[str, Any]], where: str) -> None:
     """Each flow has its own port in the trial's block: bulk flows from BULK_PORT_OFFSET up to the
-    VoIP flows' offset, VoIP flows from there to the block's end (testbed/lanes.py PORT_BLOCK)."""
-    from testbed.lanes import PORT_BLOCK
-
+    VoIP flows' offset, VoIP flows from there to the block's end (PORT_BLOCK)."""
     bulk = sum(int(f.get("count", 1)) for f in flows if f["kind"] == "bulk")
     voip = sum(1 for f in flows if f["kind"] == "voip")
     if bulk > VOIP_PORT_OFFSET - BULK_PORT_OFFSET:
@@ -255,16 +274,6 @@ def _message(err: jsonschema.ValidationError, hint: bool = True) -> str:
     return "; ".join(dict.fromkeys(own)) + (" (or a ${parameter} of the matrix)" if placeholder and hint else "")
 
 
-def _check_simulated(scenario: dict[str, Any], where: str) -> None:
-    """Rules the schema cannot say, from the scenario's model (sim/build.py, its adapter)."""
-    from sim.build import adapter
-
-    found = adapter(scenario["model"]).problems(scenario)
-    if found:
-        field, what = found[0]
-        raise ConfigError(f"{where}.{field}: {what}" if field else f"{where}: {what}")
-
-
 def _check_profiles(data: dict[str, Any], path: Path) -> None:
     """A simulated paper's profiles say where its metric window starts; a measured paper's do not."""
     simulated = is_simulated(data["scenario"])
@@ -280,64 +289,32 @@ def _check_profiles(data: dict[str, Any], path: Path) -> None:
                               "traffic); remove it")
 
 
-def _check_scenario(scenario: dict[str, Any], where: str) -> None:
+def _check_scenario(scenario: dict[str, Any], where: str, rules: ScenarioRules) -> None:
     """Rules the schema cannot say: flows name existing host pairs and known congestion controls."""
     if is_simulated(scenario):
-        _check_simulated(scenario, where)
+        rules.check_simulated(scenario, where)
         return
-    from cc.registry import CcUnavailable, bpf_params, registry  # the one registry of algorithm names
-
-    known = registry()
     pairs = scenario["pairs"]
     _check_ports(scenario["flows"], where)
     for i, flow in enumerate(scenario["flows"]):
-        if flow["kind"] == "bulk" and flow["cc"] not in known:
-            raise ConfigError(f"{where}.flows[{i}].cc: unknown congestion control {flow['cc']!r}; known: "
-                              f"{', '.join(known)} (add it to config/congestion_controls.yaml)")
-        if flow["kind"] == "bulk" and flow.get("cc_impl") not in (None, "builtin", "module", "bpf"):
-            raise ConfigError(f"{where}.flows[{i}].cc_impl: {flow['cc_impl']!r} is not builtin, module or bpf")
-        if flow["kind"] == "bulk" and (flow.get("cc_params") or flow.get("cc_impl") == "bpf"):
-            try:
-                bpf_params(flow["cc"], flow.get("cc_params"))
-            except CcUnavailable as exc:
-                raise ConfigError(f"{where}.flows[{i}].cc_params: {exc}") from None
+        if flow["kind"] == "bulk":
+            rules.check_flow(flow, f"{where}.flows[{i}]")
         if not 0 <= flow["pair"] < pairs:
             raise ConfigError(f"{where}.flows[{i}].pair: {flow['pair']} but the topology has {pairs} pairs "
                               f"(0..{pairs - 1}); raise scenario.pairs or fix the flow")
-    _normalise_module_params(scenario, where)
+    rules.settle_module_params(scenario, where)
 
 
-def _normalise_module_params(scenario: dict[str, Any], where: str) -> None:
-    """Keep of scenario.module_params only what changes this cell's trial: parameters of an algorithm
-    its bulk flows run, with a value other than the registry's. A cell that asks for the registry's
-    own settings then has the same spec as one that does not mention them."""
-    from cc.registry import CcUnavailable, entry
-
-    asked = scenario.pop("module_params", None) or {}
-    used = {f["cc"] for f in scenario["flows"] if f["kind"] == "bulk" and int(f.get("count", 1))}
-    kept: dict[str, dict[str, int]] = {}
-    for cc, params in asked.items():
-        try:
-            entry(cc, params)           # an unknown algorithm or parameter is an error
-        except CcUnavailable as exc:
-            raise ConfigError(f"{where}.module_params.{cc}: {exc}") from None
-        defaults = entry(cc).get("module_params") or {}
-        changed = {k: int(v) for k, v in params.items() if int(v) != int(defaults[k])}
-        if cc in used and changed:
-            kept[cc] = changed
-    if kept:
-        scenario["module_params"] = kept
-
-
-def load_paper(name_or_path: str | Path) -> PaperConfig:
-    """Load and validate config/<paper>.yaml (or a path); raise ConfigError naming the bad field."""
+def load_paper(name_or_path: str | Path, rules: ScenarioRules) -> PaperConfig:
+    """Load and validate config/<paper>.yaml (or a path) against the schema and `rules`; raise
+    ConfigError naming the bad field."""
     path = Path(name_or_path)
     if not path.suffix:
         path = paper_dir() / f"{name_or_path}.yaml"
     if not path.exists():
         raise ConfigError(f"no paper config {path}; known papers: {', '.join(paper_names())}")
-    raw = _read(path)
-    data = _parse_yaml(raw, path)
+    raw = read(path)
+    data = parse_yaml(raw, path)
     schema = _schema()
     validator = _Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
@@ -345,7 +322,7 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
         err = errors[0]
         raise ConfigError(f"{path}: field '{_field_path(err) or '<top>'}': {_message(err)}")
     _check_profiles(data, path)
-    cfg = PaperConfig(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest())
+    cfg = PaperConfig(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest(), rules=rules)
     scenario_validator = _Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
     defaults = data.get("matrix_defaults") or {}
     points = [pt for m in [data["matrix"], *data.get("extra_matrices", [])] for pt in _matrix_points(m)]
@@ -360,7 +337,7 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
         if bad is not None:
             raise ConfigError(f"{path}: cell {cell_id}: field 'scenario.{_field_path(bad)}': "
                               f"{_message(bad, hint=False)}")
-        _check_scenario(scenario, f"{path}: cell {cell_id}: scenario")
+        _check_scenario(scenario, f"{path}: cell {cell_id}: scenario", rules)
         if cell_id in cfg.cells_by_id:
             raise ConfigError(f"{path}: cell_id template gives {cell_id!r} twice; add a parameter to it")
         set_params = {k: v for k, v in params.items() if v is not None}
@@ -380,13 +357,13 @@ def load_paper(name_or_path: str | Path) -> PaperConfig:
 def load_workflow(path: Path | None = None) -> dict[str, Any]:
     """config/workflow.yaml as checked by check_workflow (the defaults a run starts from)."""
     path = path or CONFIG_DIR / "workflow.yaml"
-    data = _parse_yaml(_read(path), path)
+    data = parse_yaml(read(path), path)
     check_workflow(data, where=str(path), papers_exist=False)   # a trial reads its defaults, not the paper list
     return data
 
 
-def _parse_yaml(raw: bytes, path: Path) -> Any:
-    """YAML as tcprepro.yaml_input reads it (unique keys, bounded aliases, finite numbers), or a
+def parse_yaml(raw: bytes, path: Path) -> Any:
+    """YAML as configuration.yaml_input reads it (unique keys, bounded aliases, finite numbers), or a
     ConfigError naming the file, line and column of the first error."""
     try:
         return yaml_input.parse(raw, path)
@@ -394,32 +371,12 @@ def _parse_yaml(raw: bytes, path: Path) -> Any:
         raise ConfigError(str(exc)) from None
 
 
-def _read(path: Path) -> bytes:
+def read(path: Path) -> bytes:
     """A config file's bytes: a regular file of bounded size, or a ConfigError saying why not."""
     try:
         return yaml_input.read_bytes(path)
     except yaml_input.InputError as exc:
         raise ConfigError(str(exc)) from None
-
-
-def check_config_file(path: Path) -> str:
-    """Check one config file before a run: a paper config (it has `paper:`) as load_paper does, any
-    other YAML as a workflow config file (`snakemake --configfile`, which Snakemake parses before
-    the workflow's code runs and reports without the line), merged over config/workflow.yaml.
-    Returns what was checked; raises ConfigError."""
-    data = _parse_yaml(_read(path), path)
-    if isinstance(data, dict) and "paper" in data:
-        cfg = load_paper(path.resolve())
-        return f"{path}: paper {cfg.name}, {len(cfg.cells_by_id)} cells"
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a config file holds keys at its top level")
-    defaults = _parse_yaml((CONFIG_DIR / "workflow.yaml").read_bytes(), CONFIG_DIR / "workflow.yaml")
-    merged = merge(defaults, data)
-    check_workflow(merged, where=str(path))
-    # where it may write, judged as the workflow will (relative folders from here)
-    from tcprepro import folders
-    folders.check(merged, Path.cwd(), str(path))
-    return f"{path}: workflow config, keys {', '.join(data) or '(none)'}"
 
 
 def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

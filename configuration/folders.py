@@ -28,8 +28,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from tcprepro import CHECKOUT
-from tcprepro.config import PROFILES, ConfigError
+from configuration import CHECKOUT
+from configuration.load import PROFILES, ConfigError
 
 MARK = {"results": ".tcprepro-results", "figures": ".tcprepro-figures"}
 SYSTEM = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys",
