@@ -21,10 +21,10 @@ from typing import Any
 
 from analysis import resultset
 from analysis.verdicts import Verdict
+from archive import trials as archive
 from configuration.load import CONFIG_DIR, PaperConfig
 from experiments import load_paper
 from figures import claims as claims_md
-from tcprepro import archive
 
 CLAIM_SECTIONS = ("Claims", "The paper's claims", "Beyond the paper")
 

@@ -146,9 +146,9 @@ def diff(ns: argparse.Namespace) -> int:
 def archive(ns: argparse.Namespace) -> int:
     import json
 
+    from archive import trials as arc
     from configuration.load import ConfigError, paper_names
     from experiments import load_paper
-    from tcprepro import archive as arc
 
     try:
         names = ns.paper or paper_names()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from archive import trials as archive
 from configuration.load import load_workflow
 from experiments import load_paper
 from tests.integration.conftest import CHECKOUT
@@ -116,9 +117,7 @@ def test_bad_config_stops_the_workflow_before_any_trial(tmp_path, paper_env):
 def test_restored_trials_are_not_run_again(tmp_path, host_env, nothing_left_behind):
     paper_env = host_env
     """Trials packed into data/ and restored on an empty machine count as done: the workflow only
-    aggregates them again (tcprepro/archive.py, `make restore`)."""
-    from tcprepro import archive
-
+    aggregates them again (archive/trials.py, `make restore`)."""
     results, data = tmp_path / "results", tmp_path / "data"
     first = subprocess.run(snakemake(paper_env, results, "smoke"), env=paper_env, capture_output=True, text=True,
                            timeout=300)

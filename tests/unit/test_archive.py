@@ -1,4 +1,4 @@
-"""tcprepro.archive: finished trials packed into data/ come back byte for byte; a damaged archive
+"""archive.trials: finished trials packed into data/ come back byte for byte; a damaged archive
 is refused with the file named and nothing half-restored; a trial run again replaces its archive."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from archive import trials as arc
 from configuration import CHECKOUT
 from experiments import load_paper
-from tcprepro import archive as arc
 from tcprepro import cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data"

@@ -129,7 +129,6 @@ def test_a_cells_module_parameters_go_on_a_guests_command_line() -> None:
     import pytest
 
     from cc.registry import CcUnavailable, boot_params
-    from experiments import load_paper
 
     cfg = load_paper("collateral")
     spec = cfg.trial_spec("cubic-beta08-rtt50-f1", 1, "full")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.crossval import metrics as crossval
+from experiments import load_paper
 
 
 def snap(lane: str, values: dict[str, list[float]]) -> dict:
@@ -63,7 +64,6 @@ def test_only_a_paper_whose_cross_validation_holds_or_names_its_lane_runs_on_the
     """The committed snapshots decide: a measured paper runs on UML (no `lane`, or `lane: uml`) only
     if every difference from the TCG references is within spread or explained, or if crossval.yaml
     names UML as its reference lane with the reason; a paper whose comparison holds stays on UML."""
-    from experiments import load_paper
     for paper, spec in crossval.config()["papers"].items():
         lane = load_paper(paper).data.get("lane", "uml")
         named = spec.get("reference_lane")

@@ -11,6 +11,8 @@ import pytest
 
 from analysis import diffing, resultset
 from analysis.compare import Column, Row, Table, to_csv, to_markdown
+from archive import trials as archive
+from experiments import load_paper
 from figures import report
 from tcprepro import cli
 
@@ -166,7 +168,6 @@ def test_a_malformed_verdicts_file_is_an_error_not_a_changed_verdict(tmp_path: P
 
 
 def test_report_scorecards_claims_tables_figures_provenance(tmp_path: Path, monkeypatch) -> None:
-    from tcprepro import archive
     monkeypatch.setattr(archive, "DATA", tmp_path / "data")       # a checkout with no archived trials
     make_set(tmp_path, {"cubic-rtt50-f1": (111.7, 0.01)},
              {"goodput_same": "reproduced", "cubic_most_latency": "partly", "more_retransmissions": "not evaluated"})
@@ -211,7 +212,6 @@ def test_stale_result_sets_are_flagged_in_the_report_and_the_diff(tmp_path: Path
     """A result set records per cell what its trials ran; when the config now gives that cell
     another spec, the report and `tcprepro diff` say so."""
     from analysis import staleness
-    from experiments import load_paper
     from tcprepro import reference
 
     cfg = load_paper("collateral")

@@ -1,4 +1,4 @@
-"""The archive's column forms (tcprepro/stored_forms.py): tcp_probe traces and qdisc samples come
+"""The archive's column forms (archive/stored_forms.py): tcp_probe traces and qdisc samples come
 back byte for byte (header lines, interleaved flows, sequence wrap, odd values) and are much smaller
 once compressed; what a form cannot hold is stored as it is."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tcprepro import counters_codec, stored_forms
-from tcprepro import probe_codec as codec
+from archive import counters_codec, stored_forms
+from archive import probe_codec as codec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data"
 REAL = FIXTURES / "tcp_probe_real.trace"

@@ -3,7 +3,7 @@
 The qdisc sampler writes a row per device every 10 ms: a timestamp and cumulative counters
 (bytes and packets sent, drops) that grow by small steps. As text, xz sees each row as new; as
 columns of differences from the same device's previous row, a trial's qdisc.csv compresses about
-2.2 times smaller. Only a storage form: tcprepro/stored_forms.py uses it only when it decodes to
+2.2 times smaller. Only a storage form: archive/stored_forms.py uses it only when it decodes to
 the very same bytes.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from tcprepro import column_form
+from archive import column_form
 
 MAGIC = "tcprepro-counter-columns 1"
 KEY = "dev"                                     # rows are differenced against the same device's

@@ -13,7 +13,7 @@ again (the archive is replaced, not kept beside a different trial of the same na
 
 Archives are deterministic (sorted members, the files' own mtimes, no owner names): packing the same
 trial twice gives the same bytes, so git sees no change. tcp_probe traces and qdisc samples are stored
-in lossless column forms (tcprepro/stored_forms.py) that compress 2-3 times smaller; archives
+in lossless column forms (archive/stored_forms.py) that compress 2-3 times smaller; archives
 written before them restore as they are.
 """
 from __future__ import annotations
@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from archive import stored_forms
 from configuration import CHECKOUT
 from configuration.load import CELL_ID
 from experiments import load_paper
-from tcprepro import stored_forms
 
 DATA = CHECKOUT / "data"
 RESULTS = CHECKOUT / "results"
@@ -141,7 +141,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
 def tar_bytes(trial: Path) -> bytes:
     """The trial's files as a deterministic xz-compressed tar (members: files only, relative paths).
 
-    tcp_probe traces and qdisc samples go in as their lossless column forms (tcprepro/stored_forms.py,
+    tcp_probe traces and qdisc samples go in as their lossless column forms (archive/stored_forms.py,
     member name + ".columns"); every other file as it is.
     """
     raw = io.BytesIO()

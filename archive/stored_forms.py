@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from tcprepro import counters_codec, probe_codec
+from archive import counters_codec, probe_codec
 
 SUFFIX = ".columns"
 # file name -> the codec of its form

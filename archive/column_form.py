@@ -1,5 +1,5 @@
 """The container both column forms share: a magic line, a JSON line of metadata, then the columns'
-values one per line, column after column (tcprepro/probe_codec.py, tcprepro/counters_codec.py)."""
+values one per line, column after column (archive/probe_codec.py, archive/counters_codec.py)."""
 from __future__ import annotations
 
 import json

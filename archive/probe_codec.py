@@ -6,7 +6,7 @@ timestamps and sequence numbers all differ; stored as columns, with timestamps a
 as deltas (per flow), the same trace compresses about 2.7 times smaller.
 
 The form is only a storage form: `decode(encode(text)) == text` byte for byte, and
-tcprepro/stored_forms.py checks that before the archive uses it (keeping the text as it is
+archive/stored_forms.py checks that before the archive uses it (keeping the text as it is
 otherwise); restore checks the decoded bytes against the manifest's SHA-256. Lines that are not
 tcp_probe events are kept whole.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from tcprepro import column_form
+from archive import column_form
 
 MAGIC = "tcprepro-probe-columns 1"
 # ftrace's line: "<task>-<pid> [<cpu>] <flags> <seconds>.<micros>: tcp_probe: k=v k=v ..."
