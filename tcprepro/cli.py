@@ -52,6 +52,7 @@ def command(name: str, help: str, *args: Arg) -> Callable[[Handler], Handler]:
          arg("--refresh", action="store_true", help="re-probe the kernel, not this boot's cached results"),
          arg("--json", action="store_true", help="machine-readable output"))
 def doctor(ns: argparse.Namespace) -> int:
+    # deferred, as every handler's: the config loader pulls in jsonschema, which --help does without
     from configuration.load import ConfigError
     from testbed import doctor as doc
 
@@ -113,6 +114,7 @@ def vm(ns: argparse.Namespace) -> int:
 def diff(ns: argparse.Namespace) -> int:
     import json
 
+    # deferred: the analysis and the config loader (jsonschema), which --help does without
     from analysis import resultset
     from configuration.load import ConfigError
     from tcprepro.reference import compare
@@ -146,6 +148,7 @@ def diff(ns: argparse.Namespace) -> int:
 def archive(ns: argparse.Namespace) -> int:
     import json
 
+    # deferred: the archive and the config loader (jsonschema), which --help does without
     from archive import trials as arc
     from configuration.load import ConfigError, paper_names
     from experiments import load_paper
@@ -181,6 +184,7 @@ def archive(ns: argparse.Namespace) -> int:
          "`snakemake --configfile` (Snakemake reports its YAML errors without the line: this names it)",
          arg("files", nargs="+", type=Path, metavar="FILE", help="YAML files to check"))
 def check_config(ns: argparse.Namespace) -> int:
+    # deferred: the config loader pulls in jsonschema, which --help does without
     from configuration.load import ConfigError
     from experiments import check_config_file
 
