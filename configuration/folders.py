@@ -125,7 +125,7 @@ def mark(kind: str, folder: Path) -> None:
     committed figures/ stays as git has it)."""
     folder.mkdir(parents=True, exist_ok=True)
     if not ours(kind, folder.resolve()):
-        (folder / MARK[kind]).write_text("written by tcprepro's workflow (tcprepro/folders.py)\n")
+        (folder / MARK[kind]).write_text("written by tcprepro's workflow (configuration/folders.py)\n")
 
 
 def claim(results_profile: Path, workdir: Path) -> None:
