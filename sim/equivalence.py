@@ -15,11 +15,11 @@ sim/<dir>/equivalent_sources.yaml with the trials that showed it; staleness then
 the recorded sources as trials of the current ones. A single differing field fails the check and
 records nothing: those trials are stale, and only rerunning them brings them back.
 
-`python -m sim.equivalence wlan --results results/full/wlan [--record]`
+`python -m tcprepro equivalence wlan [--results results/full/wlan] [--record]` runs it (the paper's
+config names the model).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -31,14 +31,12 @@ from typing import Any
 import yaml
 
 from configuration import CHECKOUT
-from configuration.load import ConfigError
-from experiments import load_paper
 from sim import build
 
 # Raw-output fields that are not results of the simulation.
 NOT_RESULTS = ("wall_clock_s",)
 HEADER = ("# Model sources shown to give the same raw output as newer sources, per model: written by\n"
-          "# `python -m sim.equivalence --record` (sim/equivalence.py), read by the staleness check.\n")
+          "# `python -m tcprepro equivalence <paper> --record` (sim/equivalence.py), read by the staleness check.\n")
 
 
 def record_path(model_name: str) -> Path:
@@ -191,23 +189,11 @@ def record(model_name: str, ran: str, current: str, outcomes: list[Outcome]) -> 
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sim.equivalence", description=__doc__.split("\n")[0])
-    ap.add_argument("paper", help="a simulated paper (its config names the model)")
-    ap.add_argument("--results", type=Path, help="its trials (default results/full/<paper>)")
-    ap.add_argument("--record", action="store_true",
-                    help="on success, record the sources' equivalence (sim/<dir>/equivalent_sources.yaml)")
-    a = ap.parse_args(argv)
-    try:
-        cfg = load_paper(a.paper)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if not cfg.simulated:
-        print(f"error: {a.paper} is a measured paper; only simulated trials record model sources", file=sys.stderr)
-        return 2
-    model_name = cfg.data["scenario"]["model"]
-    results = a.results or CHECKOUT / "results" / "full" / a.paper
+def run(paper: str, model_name: str, results: Path | None, record_it: bool) -> int:
+    """Check `paper`'s archived trials of model `model_name` and print the outcome per rerun trial;
+    with `record_it`, record the sources' equivalence when every field came back equal. The exit
+    status: 0 equal (or nothing to check), 1 a field differs, 2 the check could not run."""
+    results = results or CHECKOUT / "results" / "full" / paper
     if not results.is_dir():
         print(f"error: no trials under {results}; `make restore` unpacks the archived ones", file=sys.stderr)
         return 2
@@ -217,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not outcomes:
-        print(f"{a.paper}: every trial under {results} ran the checkout's {model_name} sources "
+        print(f"{paper}: every trial under {results} ran the checkout's {model_name} sources "
               f"({current[:16]}) or sources recorded as equivalent; nothing to check")
         return 0
     for o in outcomes:
@@ -229,15 +215,13 @@ def main(argv: list[str] | None = None) -> int:
               "recorded, run the check again", file=sys.stderr)
         return 2
     if not all(o.same for o in outcomes):
-        print(f"{a.paper}: sources {ran[:16]} do not give what {current[:16]} gives: their trials are stale",
+        print(f"{paper}: sources {ran[:16]} do not give what {current[:16]} gives: their trials are stale",
               file=sys.stderr)
         return 1
-    print(f"{a.paper}: {len(outcomes)} trials of sources {ran[:16]} rerun with {current[:16]}: every recorded field "
+    print(f"{paper}: {len(outcomes)} trials of sources {ran[:16]} rerun with {current[:16]}: every recorded field "
           f"equal (except {', '.join(NOT_RESULTS)})")
-    if a.record:
+    if record_it:
         print(f"recorded in {record(model_name, ran, current, outcomes).relative_to(CHECKOUT)}")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())

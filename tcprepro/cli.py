@@ -180,6 +180,29 @@ def archive(ns: argparse.Namespace) -> int:
         return 2
 
 
+@command("equivalence", "whether a simulation model's current sources still give what its archived trials "
+         "recorded: rerun a cover of them (every value of every scenario field) and compare field by field",
+         arg("paper", help="a simulated paper (its config names the model)"),
+         arg("--results", type=Path, default=None, metavar="DIR", help="its trials (default results/full/<paper>)"),
+         arg("--record", action="store_true",
+             help="on success, record the sources' equivalence (sim/<dir>/equivalent_sources.yaml)"))
+def equivalence(ns: argparse.Namespace) -> int:
+    # deferred: the config loader (jsonschema) and the model builder, which --help does without
+    from configuration.load import ConfigError
+    from experiments import load_paper
+    from sim import equivalence as eq
+
+    try:
+        cfg = load_paper(ns.paper)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not cfg.simulated:
+        print(f"error: {ns.paper} is a measured paper; only simulated trials record model sources", file=sys.stderr)
+        return 2
+    return eq.run(ns.paper, cfg.data["scenario"]["model"], ns.results, ns.record)
+
+
 @command("check-config", "check config files before a run: a paper's config/<paper>.yaml, or a file for "
          "`snakemake --configfile` (Snakemake reports its YAML errors without the line: this names it)",
          arg("files", nargs="+", type=Path, metavar="FILE", help="YAML files to check"))

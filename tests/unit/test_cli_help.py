@@ -57,3 +57,14 @@ def test_version_outside_git_is_the_version_alone(tmp_path: Path, monkeypatch: p
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "tcprepro"\nversion = "9.8.7"\n')
     monkeypatch.setattr(version, "CHECKOUT", tmp_path)
     assert version.describe() == "tcprepro 9.8.7"
+
+
+def test_equivalence_refuses_a_measured_paper_and_a_missing_results_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only simulated trials record model sources; a check of no trials names `make restore`."""
+    assert main(["equivalence", "collateral"]) == 2
+    assert "measured paper" in capsys.readouterr().err
+    assert main(["equivalence", "wlan", "--results", str(tmp_path / "none")]) == 2
+    assert "make restore" in capsys.readouterr().err
+    assert main(["equivalence", "nopaper"]) == 2
+    assert "nopaper" in capsys.readouterr().err
