@@ -57,7 +57,8 @@ MODELS = {"wlan_dcf": Model("wlan_dcf", "wlan", ("wlan_dcf.cc", "wlan_dataack_qu
 
 
 def adapter(name: str) -> ModuleType:
-    """The trial adapter of model `name`: RAW, command(), flows(), problems(), checks(), summarize()."""
+    """The trial adapter of model `name`: RAW, command(), flows(), problems(), checks(). A trial's
+    summary is analysis's (testbed/simulate.py `SUMMARIES`), not the adapter's."""
     return importlib.import_module(model(name).adapter)
 
 

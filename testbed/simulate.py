@@ -14,10 +14,12 @@ import logging
 import platform
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from analysis import require_valid
+from analysis.wlan import metrics as wlan_metrics
 from configuration import CHECKOUT
 from sim import build
 from testbed import cleanup, trial_dir
@@ -87,14 +89,21 @@ def _measure(spec: dict[str, Any], partial: Path, binary: build.Binary) -> dict[
     return prov
 
 
+# summary.json of a simulated trial per model: its paper's metrics (analysis/), which the model's
+# adapter under sim/ does not import, as the simulator adapters sit below analysis.
+SUMMARIES: dict[str, Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
+    "wlan_dcf": wlan_metrics.summarize,
+}
+
 def finalize(partial: Path, final_dir: Path, may_replace: trial_dir.Fingerprint | None = None) -> dict[str, Any]:
     """summary.json from the model's raw counters and provenance.json, validated; then the rename
     into place, replacing only the folder `may_replace` names there (testbed/trial_dir.py)."""
     prov = json.loads((partial / "provenance.json").read_text())
     require_valid(prov, "provenance")
     spec = json.loads((partial / "spec.json").read_text())
-    model = build.adapter(model_name(spec["scenario"]))
-    summary = model.summarize(spec, build.read_output(partial / model.RAW), prov)
+    name = model_name(spec["scenario"])
+    model = build.adapter(name)
+    summary = SUMMARIES[name](spec, build.read_output(partial / model.RAW), prov)
     require_valid(summary, "summary")
     (partial / "summary.json").write_text(json.dumps(summary, indent=2))
     (partial / cleanup.OWNER_FILE).unlink(missing_ok=True)

@@ -99,9 +99,3 @@ def problems(scenario: dict[str, Any]) -> list[tuple[str | None, str]]:
     if "ack_queue_pkts" in scenario and scenario.get("queue_split", "each") != "each":
         out.append(("ack_queue_pkts", "applies only to queue_split each (shared has one limit)"))
     return out
-
-
-def summarize(spec: dict[str, Any], raw: dict[str, Any], prov: dict[str, Any]) -> dict[str, Any]:
-    """summary.json's content from the raw counters (analysis/wlan/metrics.py)."""
-    from analysis.wlan import metrics as wlan
-    return wlan.summarize(spec, raw, prov)
