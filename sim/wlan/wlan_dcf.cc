@@ -411,6 +411,8 @@ SnapshotAssoc()
 const uint32_t kAssocMaxTx = 7; // retry limit used only while the stations associate
 const uint32_t kDcfAifsn = 2;  // 802.11b DCF: DIFS = SIFS + 2 slots = 50 us
 const uint32_t kSegmentSize = 1448; // TCP payload per segment: MTU 1500 - 20 (IP) - 32 (TCP + timestamps)
+// ns-3 3.37 drops MPDUs older than 500 ms from the MAC queue; this makes the limit never bind
+const double kMacMaxDelay = 1e6;
 
 // ------------------------------------------------------------------ channel errors (optional)
 // Frame errors besides collisions, for the investigation of channels noisier than the model's
@@ -653,12 +655,14 @@ EmitMac(Json& j, const std::string& x, const MacCounters& c)
 
 const char* kCls[3] = {"data", "ack", "other"};
 
-} // namespace
+// ------------------------------------------------------------------ one run, step by step
+// The steps below keep the original order of object creation and event scheduling: ns-3 numbers
+// random streams by creation order and runs same-time events in scheduling order, so reordering
+// them would change the run.
 
-int
-main(int argc, char* argv[])
+/// The command line of one run.
+struct Params
 {
-    // ---------------------------------------------------------------- parameters
     uint32_t nDown = 1;
     uint32_t nUp = 1;
     uint32_t maxTxAttempts = 4;
@@ -685,47 +689,60 @@ main(int argc, char* argv[])
     double frameErrorRate = 0;
     uint32_t aifsn = kDcfAifsn;
 
+    std::string tcpName; // "ns3::" + tcp, checked to name a TypeId
+    TypeId tcpTid;
+
+    uint32_t Stations() const
+    {
+        return nDown + nUp;
+    }
+};
+
+Params
+ParseArgs(int argc, char* argv[])
+{
+    Params p;
     CommandLine cmd(__FILE__);
-    cmd.AddValue("down", "number of downlink TCP flows (host A -> station)", nDown);
-    cmd.AddValue("up", "number of uplink TCP flows (station -> host A)", nUp);
+    cmd.AddValue("down", "number of downlink TCP flows (host A -> station)", p.nDown);
+    cmd.AddValue("up", "number of uplink TCP flows (station -> host A)", p.nUp);
     cmd.AddValue("maxTxAttempts", "M_t: max MAC transmission attempts per frame (1 = no retry)",
-                 maxTxAttempts);
-    cmd.AddValue("apQueue", "Q: AP buffer (queue disc) in packets", apQueue);
-    cmd.AddValue("sched", "AP scheduling: fifo | dataack | adaptive", sched);
-    cmd.AddValue("dataWeight", "WRR weight of the DATA queue Q1 (dataack)", dataWeight);
-    cmd.AddValue("ackWeight", "WRR weight of the ACK queue Q2 (dataack)", ackWeight);
+                 p.maxTxAttempts);
+    cmd.AddValue("apQueue", "Q: AP buffer (queue disc) in packets", p.apQueue);
+    cmd.AddValue("sched", "AP scheduling: fifo | dataack | adaptive", p.sched);
+    cmd.AddValue("dataWeight", "WRR weight of the DATA queue Q1 (dataack)", p.dataWeight);
+    cmd.AddValue("ackWeight", "WRR weight of the ACK queue Q2 (dataack)", p.ackWeight);
     cmd.AddValue("queueSplit", "each: Q1 and Q2 hold Q packets each; shared: Q packets in total",
-                 queueSplit);
+                 p.queueSplit);
     cmd.AddValue("tcp", "congestion control: TcpLinuxReno | TcpNewReno | TcpBic | TcpCubic | ...",
-                 tcp);
-    cmd.AddValue("duration", "simulated seconds", duration);
-    cmd.AddValue("warmup", "metrics cover [warmup, duration)", warmup);
-    cmd.AddValue("run", "RngRun: the trial number (independent random runs)", run);
-    cmd.AddValue("seed", "RngSeed", seed);
-    cmd.AddValue("out", "output directory (created)", outDir);
-    cmd.AddValue("macQueue", "WifiMacQueue size in packets (AP and stations)", macQueue);
-    cmd.AddValue("staQueue", "FIFO queue disc on each station's wifi device, packets", staQueue);
+                 p.tcp);
+    cmd.AddValue("duration", "simulated seconds", p.duration);
+    cmd.AddValue("warmup", "metrics cover [warmup, duration)", p.warmup);
+    cmd.AddValue("run", "RngRun: the trial number (independent random runs)", p.run);
+    cmd.AddValue("seed", "RngSeed", p.seed);
+    cmd.AddValue("out", "output directory (created)", p.outDir);
+    cmd.AddValue("macQueue", "WifiMacQueue size in packets (AP and stations)", p.macQueue);
+    cmd.AddValue("staQueue", "FIFO queue disc on each station's wifi device, packets", p.staQueue);
     cmd.AddValue("ackQueue",
                  "limit of the ACK queue Q2 in packets (dataack/adaptive, queueSplit each); 0 = Q",
-                 ackQueue);
-    cmd.AddValue("hostQueue", "FIFO queue disc on the wired devices, packets", hostQueue);
+                 p.ackQueue);
+    cmd.AddValue("hostQueue", "FIFO queue disc on the wired devices, packets", p.hostQueue);
     cmd.AddValue("minRto",
                  "TCP RTO floor in s: RTO = srtt + max(minRto, 4*rttvar), as Linux tcp_rto_min",
-                 minRto);
+                 p.minRto);
     cmd.AddValue("delAckTimeout", "TCP delayed-ACK timeout in s (Linux TCP_ATO_MIN: 0.04)",
-                 delAckTimeout);
-    cmd.AddValue("trafficStart", "earliest flow start time, s", trafficStart);
+                 p.delAckTimeout);
+    cmd.AddValue("trafficStart", "earliest flow start time, s", p.trafficStart);
     cmd.AddValue("startJitter", "flows start uniformly in [trafficStart, trafficStart+jitter)",
-                 startJitter);
-    cmd.AddValue("radius", "stations sit on a circle of this radius (m) around the AP", radius);
+                 p.startJitter);
+    cmd.AddValue("radius", "stations sit on a circle of this radius (m) around the AP", p.radius);
     cmd.AddValue("frameErrorRate",
                  "share of full-size data frames lost to channel errors at each receiver, besides "
                  "collisions (0 = none; shorter frames lose proportionally fewer bits)",
-                 frameErrorRate);
+                 p.frameErrorRate);
     cmd.AddValue("aifsn",
                  "DCF AIFSN from trafficStart on: every channel access waits SIFS + aifsn slots "
                  "(802.11b's DIFS: 2); more adds the same idle time before every frame at every node",
-                 aifsn);
+                 p.aifsn);
     // ns-3 3.37's CommandLine only understands "--name=value"; also accept "--name value".
     std::vector<std::string> args{argv[0]};
     for (int i = 1; i < argc; i++)
@@ -740,32 +757,42 @@ main(int argc, char* argv[])
     }
     cmd.Parse(args);
 
-    NS_ABORT_MSG_IF(nDown + nUp == 0, "need at least one flow");
-    NS_ABORT_MSG_IF(maxTxAttempts < 1, "maxTxAttempts must be >= 1");
-    NS_ABORT_MSG_IF(apQueue < 1 || macQueue < 1 || staQueue < 1 || hostQueue < 1,
+    NS_ABORT_MSG_IF(p.nDown + p.nUp == 0, "need at least one flow");
+    NS_ABORT_MSG_IF(p.maxTxAttempts < 1, "maxTxAttempts must be >= 1");
+    NS_ABORT_MSG_IF(p.apQueue < 1 || p.macQueue < 1 || p.staQueue < 1 || p.hostQueue < 1,
                     "queue sizes must be >= 1");
-    NS_ABORT_MSG_IF(sched != "fifo" && sched != "dataack" && sched != "adaptive",
+    NS_ABORT_MSG_IF(p.sched != "fifo" && p.sched != "dataack" && p.sched != "adaptive",
                     "--sched must be fifo, dataack or adaptive");
-    NS_ABORT_MSG_IF(queueSplit != "each" && queueSplit != "shared",
+    NS_ABORT_MSG_IF(p.queueSplit != "each" && p.queueSplit != "shared",
                     "--queueSplit must be each or shared");
-    NS_ABORT_MSG_IF(!(warmup >= 0 && duration > warmup), "need 0 <= warmup < duration");
-    NS_ABORT_MSG_IF(dataWeight < 1 || ackWeight < 1, "weights must be >= 1");
-    NS_ABORT_MSG_IF(!(frameErrorRate >= 0 && frameErrorRate < 1), "frameErrorRate must be in [0, 1)");
-    NS_ABORT_MSG_IF(aifsn < kDcfAifsn || aifsn > 255, "aifsn must be in [2, 255]");
+    NS_ABORT_MSG_IF(!(p.warmup >= 0 && p.duration > p.warmup), "need 0 <= warmup < duration");
+    NS_ABORT_MSG_IF(p.dataWeight < 1 || p.ackWeight < 1, "weights must be >= 1");
+    NS_ABORT_MSG_IF(!(p.frameErrorRate >= 0 && p.frameErrorRate < 1),
+                    "frameErrorRate must be in [0, 1)");
+    NS_ABORT_MSG_IF(p.aifsn < kDcfAifsn || p.aifsn > 255, "aifsn must be in [2, 255]");
 
-    std::string tcpName = tcp.rfind("ns3::", 0) == 0 ? tcp : "ns3::" + tcp;
-    TypeId tcpTid;
-    NS_ABORT_MSG_IF(!TypeId::LookupByNameFailSafe(tcpName, &tcpTid),
-                    "unknown TCP congestion control " << tcpName);
+    p.tcpName = p.tcp.rfind("ns3::", 0) == 0 ? p.tcp : "ns3::" + p.tcp;
+    NS_ABORT_MSG_IF(!TypeId::LookupByNameFailSafe(p.tcpName, &p.tcpTid),
+                    "unknown TCP congestion control " << p.tcpName);
+    return p;
+}
 
-    RngSeedManager::SetSeed(seed);
-    RngSeedManager::SetRun(run);
-    g_winStart = warmup;
-    g_winEnd = duration;
+/// The RNG run and the metric window.
+void
+SeedRun(const Params& p)
+{
+    RngSeedManager::SetSeed(p.seed);
+    RngSeedManager::SetRun(p.run);
+    g_winStart = p.warmup;
+    g_winEnd = p.duration;
+}
 
-    // ---------------------------------------------------------------- defaults
+/// TCP, ARP and wifi device/queue defaults, set before any object is made.
+void
+SetDefaults(const Params& p)
+{
     // TCP (paper: SACK, timestamps, window scaling, delayed ACKs, large buffers)
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(tcpTid));
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(p.tcpTid));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(kSegmentSize));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8 << 20));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(8 << 20));
@@ -777,10 +804,10 @@ main(int argc, char* argv[])
     // minRto gives Linux's RTO = srtt + max(tcp_rto_min, 4*mdev) with tcp_rto_min = 200 ms (a bare
     // MinRto of 200 ms would allow RTO < srtt + 200 ms and spurious timeouts behind a long AP
     // queue; ns-3's default MinRto of 1 s is RFC 6298, not Linux).
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
-    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(Seconds(minRto)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(p.minRto)));
+    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(Seconds(p.minRto)));
     // delayed ACK: every 2nd segment, or after Linux's minimum ATO of 40 ms (ns-3 default 200 ms)
-    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(Seconds(delAckTimeout)));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(Seconds(p.delAckTimeout)));
     // ARP entries must not expire during a run: an expired ns-3 entry blocks traffic behind a
     // 3-packet pending queue while it re-resolves (Linux keeps using the stale entry).
     Config::SetDefault("ns3::ArpCache::AliveTimeout", TimeValue(Seconds(1e6)));
@@ -788,27 +815,38 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::WifiNetDevice::Mtu", UintegerValue(1500));
     // WifiMacQueue: small, so that packets wait in the queue disc (WifiNetDevice does flow
     // control: the helper aggregates a NetDeviceQueueInterface whose queue is stopped when the
-    // MAC queue cannot take another packet and woken when an MPDU leaves it).  MaxDelay: ns-3
-    // 3.37 drops MPDUs older than 500 ms from the MAC queue; make it effectively infinite.
+    // MAC queue cannot take another packet and woken when an MPDU leaves it).
     Config::SetDefault("ns3::WifiMacQueue::MaxSize",
-                       QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, macQueue)));
-    const double macMaxDelay = 1e6;
-    Config::SetDefault("ns3::WifiMacQueue::MaxDelay", TimeValue(Seconds(macMaxDelay)));
+                       QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, p.macQueue)));
+    Config::SetDefault("ns3::WifiMacQueue::MaxDelay", TimeValue(Seconds(kMacMaxDelay)));
+}
 
-    // ---------------------------------------------------------------- nodes
-    const uint32_t nSta = nDown + nUp;
-    NodeContainer hostA;
-    hostA.Create(1);
-    NodeContainer ap;
-    ap.Create(1);
-    NodeContainer stas;
-    stas.Create(nSta);
+/// The nodes, their devices and addresses, and the queue discs that hold each device's packets.
+struct Topology
+{
+    NodeContainer hostA, ap, stas;
+    NetDeviceContainer wiredDevs, apDev, staDevs;
+    Ipv4InterfaceContainer wiredIf, staIf;
+    QueueDiscContainer staQd;
+    Ptr<QueueDisc> apRoot;
+    std::vector<Ptr<ChannelErrorModel>> channelErrors; // empty unless --frameErrorRate > 0
+};
+
+/// Host A --Ethernet-- AP ))) stations: nodes, devices, positions, channel errors, IP stacks.
+Topology
+BuildTopology(const Params& p)
+{
+    Topology t;
+    const uint32_t nSta = p.Stations();
+    t.hostA.Create(1);
+    t.ap.Create(1);
+    t.stas.Create(nSta);
 
     // wired: host A -- AP, 100 Mbit/s Ethernet, 0.1 ms
     CsmaHelper csma;
     csma.SetChannelAttribute("DataRate", DataRateValue(DataRate("100Mbps")));
     csma.SetChannelAttribute("Delay", TimeValue(MicroSeconds(100)));
-    NetDeviceContainer wiredDevs = csma.Install(NodeContainer(hostA, ap));
+    t.wiredDevs = csma.Install(NodeContainer(t.hostA, t.ap));
 
     // wireless: 802.11b DCF, 11 Mbit/s data, no RTS/CTS, no fragmentation
     YansWifiChannelHelper channel = YansWifiChannelHelper::Default();
@@ -840,9 +878,9 @@ main(int argc, char* argv[])
     Ssid ssid("wons2006");
     WifiMacHelper mac;
     mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(ssid), "ActiveProbing", BooleanValue(false));
-    NetDeviceContainer staDevs = wifi.Install(phy, mac, stas);
+    t.staDevs = wifi.Install(phy, mac, t.stas);
     mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid));
-    NetDeviceContainer apDev = wifi.Install(phy, mac, ap);
+    t.apDev = wifi.Install(phy, mac, t.ap);
 
     // positions: AP at the origin, stations on a circle of radius 0.45 m.  Every pair of wifi
     // nodes is then <= 1 m apart, i.e. within LogDistance's reference distance, so every node
@@ -854,137 +892,159 @@ main(int argc, char* argv[])
     for (uint32_t i = 0; i < nSta; i++)
     {
         double a = 2 * 3.14159265358979323846 * i / nSta;
-        pos->Add(Vector(radius * std::cos(a), radius * std::sin(a), 0));
+        pos->Add(Vector(p.radius * std::cos(a), p.radius * std::sin(a), 0));
     }
     mobility.SetPositionAllocator(pos);
     mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel");
-    NodeContainer wlanNodes(ap, stas);
+    NodeContainer wlanNodes(t.ap, t.stas);
     mobility.Install(wlanNodes);
 
     // channel errors besides collisions (off unless --frameErrorRate > 0): one model per receiver
-    std::vector<Ptr<ChannelErrorModel>> channelErrors;
-    if (frameErrorRate > 0)
+    if (p.frameErrorRate > 0)
     {
-        NetDeviceContainer wlanDevs(apDev, staDevs);
+        NetDeviceContainer wlanDevs(t.apDev, t.staDevs);
         for (uint32_t i = 0; i < wlanDevs.GetN(); i++)
         {
             Ptr<ChannelErrorModel> em = CreateObject<ChannelErrorModel>();
-            em->Configure(frameErrorRate, Seconds(warmup));
+            em->Configure(p.frameErrorRate, Seconds(p.warmup));
             DynamicCast<WifiNetDevice>(wlanDevs.Get(i))->GetPhy()->SetPostReceptionErrorModel(em);
-            channelErrors.push_back(em);
+            t.channelErrors.push_back(em);
         }
     }
 
-    // ---------------------------------------------------------------- IP + queue discs
     InternetStackHelper internet;
-    internet.Install(hostA);
-    internet.Install(ap);
-    internet.Install(stas);
+    internet.Install(t.hostA);
+    internet.Install(t.ap);
+    internet.Install(t.stas);
+    return t;
+}
 
+/// FIFO queue discs on the wired devices and stations; the AP's is a FIFO of Q packets or the
+/// paper's DATA/ACK scheduler (sched).
+void
+InstallQueueDiscs(const Params& p, Topology& t)
+{
     TrafficControlHelper tchWired;
     tchWired.SetRootQueueDisc("ns3::FifoQueueDisc",
                               "MaxSize",
-                              QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, hostQueue)));
-    tchWired.Install(wiredDevs);
+                              QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, p.hostQueue)));
+    tchWired.Install(t.wiredDevs);
     TrafficControlHelper tchSta;
     tchSta.SetRootQueueDisc("ns3::FifoQueueDisc",
                             "MaxSize",
-                            QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, staQueue)));
-    QueueDiscContainer staQd = tchSta.Install(staDevs);
-    for (uint32_t i = 0; i < staQd.GetN(); i++)
-    {
-        staQd.Get(i)->TraceConnectWithoutContext("Drop", MakeCallback(&OnStaQdDrop));
-    }
+                            QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, p.staQueue)));
+    t.staQd = tchSta.Install(t.staDevs);
 
     TrafficControlHelper tchAp;
-    if (sched == "fifo")
+    if (p.sched == "fifo")
     {
         tchAp.SetRootQueueDisc("ns3::FifoQueueDisc",
                                "MaxSize",
-                               QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, apQueue)));
+                               QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, p.apQueue)));
     }
     else
     {
-        bool shared = (queueSplit == "shared");
+        bool shared = (p.queueSplit == "shared");
         tchAp.SetRootQueueDisc("ns3::WlanDataAckQueueDisc",
-                               "DataWeight", UintegerValue(dataWeight),
-                               "AckWeight", UintegerValue(ackWeight),
-                               "LimitQ1", UintegerValue(shared ? 0 : apQueue),
-                               "LimitQ2", UintegerValue(shared ? 0 : (ackQueue ? ackQueue : apQueue)),
-                               "LimitTotal", UintegerValue(shared ? apQueue : 0),
-                               "Adaptive", BooleanValue(sched == "adaptive"));
+                               "DataWeight", UintegerValue(p.dataWeight),
+                               "AckWeight", UintegerValue(p.ackWeight),
+                               "LimitQ1", UintegerValue(shared ? 0 : p.apQueue),
+                               "LimitQ2", UintegerValue(shared ? 0 : (p.ackQueue ? p.ackQueue : p.apQueue)),
+                               "LimitTotal", UintegerValue(shared ? p.apQueue : 0),
+                               "Adaptive", BooleanValue(p.sched == "adaptive"));
     }
-    QueueDiscContainer apQd = tchAp.Install(apDev);
-    Ptr<QueueDisc> apRoot = apQd.Get(0);
-    g_wrr = DynamicCast<WlanDataAckQueueDisc>(apRoot);
-    apRoot->TraceConnectWithoutContext("Enqueue", MakeCallback(&OnQdEnq));
-    apRoot->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnQdDeq));
-    apRoot->TraceConnectWithoutContext("Drop", MakeCallback(&OnQdDrop));
+    t.apRoot = tchAp.Install(t.apDev).Get(0);
+    g_wrr = DynamicCast<WlanDataAckQueueDisc>(t.apRoot);
+}
 
+/// Two IPv4 subnets, routed by the AP (see the top of the file for why it is not a bridge).
+void
+AssignAddresses(Topology& t)
+{
     Ipv4AddressHelper addr;
     addr.SetBase("10.0.0.0", "255.255.255.0");
-    Ipv4InterfaceContainer wiredIf = addr.Assign(wiredDevs);
+    t.wiredIf = addr.Assign(t.wiredDevs);
     addr.SetBase("10.1.0.0", "255.255.255.0");
-    Ipv4InterfaceContainer apIf = addr.Assign(apDev);
-    Ipv4InterfaceContainer staIf = addr.Assign(staDevs);
+    addr.Assign(t.apDev);
+    t.staIf = addr.Assign(t.staDevs);
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+}
 
-    // ---------------------------------------------------------------- MAC/PHY traces
-    auto hookWifi = [](Ptr<NetDevice> dev, MacCounters* c, bool isSta) {
-        Ptr<WifiNetDevice> wd = DynamicCast<WifiNetDevice>(dev);
-        NS_ABORT_MSG_IF(!wd, "not a wifi device");
-        NS_ABORT_MSG_IF(!wd->GetObject<NetDeviceQueueInterface>(),
-                        "wifi device has no NetDeviceQueueInterface (no flow control)");
-        wd->GetMac()->TraceConnectWithoutContext("DroppedMpdu", MakeBoundCallback(&OnMacDropped, c));
-        wd->GetMac()->TraceConnectWithoutContext("MacTxDrop", MakeBoundCallback(&OnMacTxDrop, c));
-        wd->GetMac()->TraceConnectWithoutContext("AckedMpdu", MakeBoundCallback(&OnMacAcked, c));
-        wd->GetRemoteStationManager()->TraceConnectWithoutContext(
-            "MacTxDataFailed", MakeBoundCallback(&OnTxDataFailed, c));
-        wd->GetRemoteStationManager()->TraceConnectWithoutContext(
-            "MacTxFinalDataFailed", MakeBoundCallback(&OnFinalDataFailed, c));
-        wd->GetPhy()->TraceConnectWithoutContext("MonitorSnifferTx",
-                                                 MakeBoundCallback(&OnSnifferTx, c));
-        if (isSta)
-        {
-            wd->GetMac()->TraceConnectWithoutContext("Assoc", MakeCallback(&OnAssoc));
-        }
-    };
-    hookWifi(apDev.Get(0), &g_macAp, false);
-    for (uint32_t i = 0; i < nSta; i++)
+void
+HookWifi(Ptr<NetDevice> dev, MacCounters* c, bool isSta)
+{
+    Ptr<WifiNetDevice> wd = DynamicCast<WifiNetDevice>(dev);
+    NS_ABORT_MSG_IF(!wd, "not a wifi device");
+    NS_ABORT_MSG_IF(!wd->GetObject<NetDeviceQueueInterface>(),
+                    "wifi device has no NetDeviceQueueInterface (no flow control)");
+    wd->GetMac()->TraceConnectWithoutContext("DroppedMpdu", MakeBoundCallback(&OnMacDropped, c));
+    wd->GetMac()->TraceConnectWithoutContext("MacTxDrop", MakeBoundCallback(&OnMacTxDrop, c));
+    wd->GetMac()->TraceConnectWithoutContext("AckedMpdu", MakeBoundCallback(&OnMacAcked, c));
+    wd->GetRemoteStationManager()->TraceConnectWithoutContext(
+        "MacTxDataFailed", MakeBoundCallback(&OnTxDataFailed, c));
+    wd->GetRemoteStationManager()->TraceConnectWithoutContext(
+        "MacTxFinalDataFailed", MakeBoundCallback(&OnFinalDataFailed, c));
+    wd->GetPhy()->TraceConnectWithoutContext("MonitorSnifferTx",
+                                             MakeBoundCallback(&OnSnifferTx, c));
+    if (isSta)
     {
-        hookWifi(staDevs.Get(i), &g_macSta, true);
+        wd->GetMac()->TraceConnectWithoutContext("Assoc", MakeCallback(&OnAssoc));
     }
+}
 
-    // ---------------------------------------------------------------- applications
-    // Station k (1-based) carries flow k: stations 1..down are downlink receivers, stations
-    // down+1..down+up are uplink senders.  Start times are drawn uniformly in
-    // [trafficStart, trafficStart + startJitter) so flows do not start in lock-step; the first
-    // trafficStart seconds leave time for the stations to associate.
+/// The counters of queue discs, MAC and PHY (the flows' own are hooked as each flow starts).
+void
+AttachCounters(const Topology& t)
+{
+    for (uint32_t i = 0; i < t.staQd.GetN(); i++)
+    {
+        t.staQd.Get(i)->TraceConnectWithoutContext("Drop", MakeCallback(&OnStaQdDrop));
+    }
+    t.apRoot->TraceConnectWithoutContext("Enqueue", MakeCallback(&OnQdEnq));
+    t.apRoot->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnQdDeq));
+    t.apRoot->TraceConnectWithoutContext("Drop", MakeCallback(&OnQdDrop));
+    HookWifi(t.apDev.Get(0), &g_macAp, false);
+    for (uint32_t i = 0; i < t.staDevs.GetN(); i++)
+    {
+        HookWifi(t.staDevs.Get(i), &g_macSta, true);
+    }
+}
+
+/// One bulk TCP flow per station, with its sink and counters; returns the flows' statistics.
+// Station k (1-based) carries flow k: stations 1..down are downlink receivers, stations
+// down+1..down+up are uplink senders.  Start times are drawn uniformly in
+// [trafficStart, trafficStart + startJitter) so flows do not start in lock-step; the first
+// trafficStart seconds leave time for the stations to associate.
+std::vector<FlowStats>
+InstallTraffic(const Params& p, const Topology& t)
+{
+    const uint32_t nSta = p.Stations();
     Ptr<UniformRandomVariable> jitter = CreateObject<UniformRandomVariable>();
     std::vector<FlowStats> flows;
     flows.reserve(nSta);
     for (uint32_t k = 1; k <= nSta; k++)
     {
-        bool down = (k <= nDown);
+        bool down = (k <= p.nDown);
         FlowStats f;
         f.id = static_cast<int>(k);
         f.dir = down ? "down" : "up";
         f.station = static_cast<int>(k);
         f.port = static_cast<uint16_t>(5000 + k);
-        f.start = trafficStart + jitter->GetValue(0, startJitter);
-        Ipv4Address staAddr = staIf.GetAddress(k - 1);
-        Ipv4Address hostAddr = wiredIf.GetAddress(0);
+        f.start = p.trafficStart + jitter->GetValue(0, p.startJitter);
+        Ipv4Address staAddr = t.staIf.GetAddress(k - 1);
+        Ipv4Address hostAddr = t.wiredIf.GetAddress(0);
         f.src = AddrStr(down ? hostAddr : staAddr);
         f.dst = AddrStr(down ? staAddr : hostAddr);
         flows.push_back(f);
     }
+    // the callbacks below keep pointers into flows: it is not resized after this point
     for (uint32_t k = 1; k <= nSta; k++)
     {
         FlowStats* f = &flows[k - 1];
         bool down = (f->dir == "down");
-        Ptr<Node> srcNode = down ? hostA.Get(0) : stas.Get(k - 1);
-        Ptr<Node> dstNode = down ? stas.Get(k - 1) : hostA.Get(0);
-        Ipv4Address dstAddr = down ? staIf.GetAddress(k - 1) : wiredIf.GetAddress(0);
+        Ptr<Node> srcNode = down ? t.hostA.Get(0) : t.stas.Get(k - 1);
+        Ptr<Node> dstNode = down ? t.stas.Get(k - 1) : t.hostA.Get(0);
+        Ipv4Address dstAddr = down ? t.staIf.GetAddress(k - 1) : t.wiredIf.GetAddress(0);
 
         PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
                                     InetSocketAddress(Ipv4Address::GetAny(), f->port));
@@ -1002,71 +1062,92 @@ main(int argc, char* argv[])
         // the socket exists once the application has started; only the SYN precedes the hook
         Simulator::Schedule(Seconds(f->start) + MicroSeconds(1), &HookSender, app, f);
     }
+    return flows;
+}
 
-    Simulator::Schedule(Seconds(trafficStart), &SnapshotAssoc);
-    NetDeviceContainer allWifi(apDev, staDevs);
-    Simulator::Schedule(Seconds(trafficStart), &ApplyMacLimits, allWifi, maxTxAttempts, aifsn);
-    Simulator::Schedule(Seconds(warmup), &ResetAtWarmup);
-    Simulator::Stop(Seconds(duration));
+/// At trafficStart, once the stations have associated: M_t and AIFSN on every wifi device.
+void
+ScheduleMacSettings(const Params& p, const Topology& t)
+{
+    Simulator::Schedule(Seconds(p.trafficStart), &SnapshotAssoc);
+    NetDeviceContainer allWifi(t.apDev, t.staDevs);
+    Simulator::Schedule(Seconds(p.trafficStart), &ApplyMacLimits, allWifi, p.maxTxAttempts, p.aifsn);
+    Simulator::Schedule(Seconds(p.warmup), &ResetAtWarmup);
+}
 
+/// Runs the simulation to `duration`; returns its wall-clock time in seconds.
+double
+RunSimulation(const Params& p)
+{
+    Simulator::Stop(Seconds(p.duration));
     auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
     auto t1 = std::chrono::steady_clock::now();
-    double wall = std::chrono::duration<double>(t1 - t0).count();
+    return std::chrono::duration<double>(t1 - t0).count();
+}
 
-    // ---------------------------------------------------------------- results
-    const double window = duration - warmup;
-    Json j;
-    j.Int("down", nDown);
-    j.Int("up", nUp);
-    j.Int("maxTxAttempts", maxTxAttempts);
-    j.Int("apQueue", apQueue);
-    j.Str("sched", sched);
-    j.Int("dataWeight", dataWeight);
-    j.Int("ackWeight", ackWeight);
-    j.Str("queueSplit", queueSplit);
-    j.Str("tcp", tcpName.substr(5));
-    j.Num("duration_s", duration);
-    j.Num("warmup_s", warmup);
-    j.Num("window_s", window);
-    j.Int("run", run);
-    j.Int("seed", seed);
-    j.Int("macQueue", macQueue);
-    j.Int("staQueue", staQueue);
-    j.Int("ackQueue", sched != "fifo" && queueSplit == "each" ? (ackQueue ? ackQueue : apQueue) : 0);
-    j.Int("hostQueue", hostQueue);
-    j.Num("minRto_s", minRto);
-    j.Num("delAckTimeout_s", delAckTimeout);
-    j.Num("trafficStart_s", trafficStart);
-    j.Num("startJitter_s", startJitter);
+void
+EmitParameters(Json& j, const Params& p, double wall)
+{
+    j.Int("down", p.nDown);
+    j.Int("up", p.nUp);
+    j.Int("maxTxAttempts", p.maxTxAttempts);
+    j.Int("apQueue", p.apQueue);
+    j.Str("sched", p.sched);
+    j.Int("dataWeight", p.dataWeight);
+    j.Int("ackWeight", p.ackWeight);
+    j.Str("queueSplit", p.queueSplit);
+    j.Str("tcp", p.tcpName.substr(5));
+    j.Num("duration_s", p.duration);
+    j.Num("warmup_s", p.warmup);
+    j.Num("window_s", p.duration - p.warmup);
+    j.Int("run", p.run);
+    j.Int("seed", p.seed);
+    j.Int("macQueue", p.macQueue);
+    j.Int("staQueue", p.staQueue);
+    j.Int("ackQueue",
+          p.sched != "fifo" && p.queueSplit == "each" ? (p.ackQueue ? p.ackQueue : p.apQueue) : 0);
+    j.Int("hostQueue", p.hostQueue);
+    j.Num("minRto_s", p.minRto);
+    j.Num("delAckTimeout_s", p.delAckTimeout);
+    j.Num("trafficStart_s", p.trafficStart);
+    j.Num("startJitter_s", p.startJitter);
     j.Str("ns3_version",
           std::to_string(NS3_VERSION_MAJOR) + "." + std::to_string(NS3_VERSION_MINOR));
     j.Int("tcp_segment_bytes", kSegmentSize);
-    j.Int("ns3_max_ssrc", maxTxAttempts);
+    j.Int("ns3_max_ssrc", p.maxTxAttempts);
     j.Int("assoc_max_ssrc", kAssocMaxTx);
-    j.Num("mac_queue_max_delay_s", macMaxDelay);
-    j.Num("station_radius_m", radius);
-    j.Int("aifsn", aifsn);
+    j.Num("mac_queue_max_delay_s", kMacMaxDelay);
+    j.Num("station_radius_m", p.radius);
+    j.Int("aifsn", p.aifsn);
     j.Int("stations_associated", g_assocAtStart);
     j.Num("last_assoc_time_s", g_lastAssoc);
     j.Num("wall_clock_s", wall);
-    if (frameErrorRate > 0)
-    {
-        uint64_t seen = 0, lostFull = 0, lost = 0;
-        for (const auto& em : channelErrors)
-        {
-            seen += em->fullSeen;
-            lostFull += em->fullLost;
-            lost += em->allLost;
-        }
-        j.Num("frame_error_rate", frameErrorRate);
-        j.Int("phy_rx_full_frames", seen);
-        j.Int("phy_rx_full_frames_channel_lost", lostFull);
-        j.Int("phy_rx_frames_channel_lost", lost);
-    }
+}
 
-    std::ostringstream flowsJson;
-    flowsJson << "[";
+void
+EmitChannelErrors(Json& j, const Params& p, const Topology& t)
+{
+    uint64_t seen = 0, lostFull = 0, lost = 0;
+    for (const auto& em : t.channelErrors)
+    {
+        seen += em->fullSeen;
+        lostFull += em->fullLost;
+        lost += em->allLost;
+    }
+    j.Num("frame_error_rate", p.frameErrorRate);
+    j.Int("phy_rx_full_frames", seen);
+    j.Int("phy_rx_full_frames_channel_lost", lostFull);
+    j.Int("phy_rx_frames_channel_lost", lost);
+}
+
+/// The flows as a JSON list; adds the per-direction totals to `j`.  Returns (down, up) goodput
+/// in packets/s for the summary line.
+std::pair<double, double>
+EmitFlows(Json& j, const std::vector<FlowStats>& flows, double window, std::string& flowsJson)
+{
+    std::ostringstream o;
+    o << "[";
     struct DirTot
     {
         uint64_t rx = 0, sent = 0, retx = 0;
@@ -1090,13 +1171,14 @@ main(int argc, char* argv[])
         fj.Num("loss_prob", f.dataSent ? double(f.dataRetx) / f.dataSent : NAN);
         fj.Int("rto_events", f.rtoEvents);
         fj.Int("recovery_events", f.recoveryEvents);
-        flowsJson << (i ? "," : "") << "\n    " << fj.Render("    ");
+        o << (i ? "," : "") << "\n    " << fj.Render("    ");
         DirTot& d = tot[f.dir == "down" ? 0 : 1];
         d.rx += f.rxBytes;
         d.sent += f.dataSent;
         d.retx += f.dataRetx;
     }
-    flowsJson << "\n  ]";
+    o << "\n  ]";
+    flowsJson = o.str();
 
     const char* dirName[2] = {"down", "up"};
     double gp[2];
@@ -1114,7 +1196,12 @@ main(int argc, char* argv[])
     j.Num("total_goodput_pkts_s", gp[0] + gp[1]);
     j.Num("total_goodput_kbps", (tot[0].rx + tot[1].rx) * 8.0 / 1000.0 / window);
     j.Num("ratio_down_up", gp[1] > 0 ? gp[0] / gp[1] : NAN);
+    return {gp[0], gp[1]};
+}
 
+void
+EmitQueues(Json& j, const Params& p)
+{
     for (int c = 0; c < 3; c++)
     {
         j.Int(std::string("ap_qdisc_enq_") + kCls[c], g_qd.enq[c]);
@@ -1138,15 +1225,15 @@ main(int argc, char* argv[])
             qc.deq = g_qd.deq;
             qc.drop = g_qd.drop;
         }
-        std::string p = "ap_q" + std::to_string(q + 1) + "_";
+        std::string pre = "ap_q" + std::to_string(q + 1) + "_";
         for (int c = 0; c < 3; c++)
         {
-            j.Int(p + "enq_" + kCls[c], qc.enq[c]);
-            j.Int(p + "deq_" + kCls[c], qc.deq[c]);
-            j.Int(p + "drop_" + kCls[c], qc.drop[c]);
+            j.Int(pre + "enq_" + kCls[c], qc.enq[c]);
+            j.Int(pre + "deq_" + kCls[c], qc.deq[c]);
+            j.Int(pre + "drop_" + kCls[c], qc.drop[c]);
         }
     }
-    if (sched == "adaptive" && g_wrr)
+    if (p.sched == "adaptive" && g_wrr)
     {
         j.Int("adapt_final_data_weight", g_wrr->GetDataWeight());
         j.Int("adapt_final_ack_weight", g_wrr->GetAckWeight());
@@ -1154,25 +1241,61 @@ main(int argc, char* argv[])
         j.Num("adapt_mean_n_up", g_wrr->GetMeanNUp());
         j.Int("adapt_weight_changes", g_wrr->GetWeightChanges());
     }
+}
+
+/// Writes OUT/wlan.json (the format at the top of this file) and prints a one-line summary.
+void
+WriteOutput(const Params& p,
+            const Topology& t,
+            const std::vector<FlowStats>& flows,
+            double wall)
+{
+    const double window = p.duration - p.warmup;
+    Json j;
+    EmitParameters(j, p, wall);
+    if (p.frameErrorRate > 0)
+    {
+        EmitChannelErrors(j, p, t);
+    }
+    std::string flowsJson;
+    auto [down, up] = EmitFlows(j, flows, window, flowsJson);
+    EmitQueues(j, p);
     EmitMac(j, "ap", g_macAp);
     EmitMac(j, "sta", g_macSta);
     uint64_t dataFrames = g_macAp.phyData + g_macSta.phyData;
     j.Num("mac_tx_failed_prob",
           dataFrames ? double(g_macAp.txFailed + g_macSta.txFailed) / dataFrames : NAN);
-    j.Raw("flows", flowsJson.str());
+    j.Raw("flows", flowsJson);
 
-    std::filesystem::create_directories(outDir);
-    std::string path = outDir + "/wlan.json";
+    std::filesystem::create_directories(p.outDir);
+    std::string path = p.outDir + "/wlan.json";
     std::ofstream out(path);
     out << j.Render("") << "\n";
     out.close();
 
-    std::cout << std::fixed << std::setprecision(1) << "dl" << nDown << "-ul" << nUp
-              << " Mt=" << maxTxAttempts << " Q=" << apQueue << " " << sched
-              << ": down=" << gp[0] << " up=" << gp[1] << " total=" << gp[0] + gp[1]
+    std::cout << std::fixed << std::setprecision(1) << "dl" << p.nDown << "-ul" << p.nUp
+              << " Mt=" << p.maxTxAttempts << " Q=" << p.apQueue << " " << p.sched
+              << ": down=" << down << " up=" << up << " total=" << down + up
               << " pkts/s; wall " << std::setprecision(2) << wall << " s -> " << path
               << std::endl;
+}
 
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    Params p = ParseArgs(argc, argv);
+    SeedRun(p);
+    SetDefaults(p);
+    Topology t = BuildTopology(p);
+    InstallQueueDiscs(p, t);
+    AssignAddresses(t);
+    AttachCounters(t);
+    std::vector<FlowStats> flows = InstallTraffic(p, t);
+    ScheduleMacSettings(p, t);
+    double wall = RunSimulation(p);
+    WriteOutput(p, t, flows, wall);
     Simulator::Destroy();
     return 0;
 }
