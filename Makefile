@@ -79,7 +79,7 @@ clean-stale: deps
 # The workflow builds it after each run; this rebuilds it from figures/<paper>/<profile>/ as they are
 # (PROFILE=full: the committed reference), naming the papers that have none.
 html-report: deps
-	$(PY) -m figures.html_report --profile $(PROFILE)
+	$(PY) -m analysis.report.html_report --profile $(PROFILE)
 
 image:
 	scripts/docker-image tcprepro

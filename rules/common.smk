@@ -117,7 +117,7 @@ def sim_binary(paper):
     change). Trials take it as ancient(), as the UML kernel: a binary built after them (a new cell
     on a machine whose trials came from data/) does not rerun them. Each trial's provenance names
     the model sources it ran; one that ran other sources than the checkout's is stale
-    (figures/provenance.py), flagged in its verdict and REPORT.md."""
+    (analysis/report/provenance.py), flagged in its verdict and REPORT.md."""
     if not PAPERS[paper].simulated:
         return []
     m = SIM_MODELS[PAPERS[paper].data["scenario"]["model"]]

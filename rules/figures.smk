@@ -15,16 +15,16 @@ rule figures:
         "--out {params.out:q} 2> {log:q}"
 
 
-# Every paper's result set of this profile in one document (figures/report.py).
+# Every paper's result set of this profile in one document (analysis/report/report.py).
 rule report:
     input: [figure_dir(p) for p in FIGURED]
     output: str(REPORT)
     params: profile=PROFILE, figures=FIGURES
     log: str(LOGS / "report.log")
-    shell: "{PY:q} -m figures.report --profile {params.profile:q} --figures {params.figures:q} 2> {log:q}"
+    shell: "{PY:q} -m analysis.report.report --profile {params.profile:q} --figures {params.figures:q} 2> {log:q}"
 
 
-# The same as one page a reviewer opens in a browser, figures embedded (figures/html_report.py says
+# The same as one page a reviewer opens in a browser, figures embedded (analysis/report/html_report.py says
 # why it is not Snakemake's --report): from the result sets of the papers that ran.
 rule html_report:
     input: [figure_dir(p) for p in FIGURED], str(REPORT)
@@ -32,5 +32,5 @@ rule html_report:
     params: profile=PROFILE, figures=FIGURES
     log: str(LOGS / "html-report.log")
     shell:
-        "{PY:q} -m figures.html_report --profile {params.profile:q} --figures {params.figures:q} "
+        "{PY:q} -m analysis.report.html_report --profile {params.profile:q} --figures {params.figures:q} "
         "--out {output:q} 2> {log:q}"

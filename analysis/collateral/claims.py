@@ -21,6 +21,7 @@ import numpy as np
 from analysis import verdicts
 from analysis.aggregate import trimmed_stats
 from analysis.collateral import modes, owd_bands
+from analysis.report.common import claims_of
 from analysis.verdicts import (
     MIN_TRIALS,
     Comparison,
@@ -37,7 +38,6 @@ from analysis.verdicts import (
 )
 from configuration.load import PaperConfig
 from experiments import load_paper
-from figures.common import claims_of
 
 CCS = ("newreno", "htcp", "cubic")
 LABEL = {"newreno": "NewReno", "htcp": "H-TCP", "cubic": "CUBIC",

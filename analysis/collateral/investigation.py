@@ -19,7 +19,7 @@ from analysis.collateral.run import FLOWS, RTTS, Run, style
 from analysis.epochs import backoff_depths
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_tcp_probe
-from figures.captions import draws
+from analysis.report.captions import draws
 
 ADAPTIVE = "htcp-adaptive"
 SERIES = (("newreno", None), ("htcp", None), (ADAPTIVE, "H-TCP, adaptive backoff on (Linux's default)"),

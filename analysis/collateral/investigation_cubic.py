@@ -24,9 +24,9 @@ from analysis.aggregate import trimmed_stats
 from analysis.collateral import owd_bands
 from analysis.collateral.claims import CLAIMS, Cells, cubic_owd_cdf_shape
 from analysis.collateral.run import FLOWS, Run, style
+from analysis.report.captions import draws
+from analysis.report.claims import fit_text
 from analysis.verdicts import Verdict, judge
-from figures.captions import draws
-from figures.claims import fit_text
 
 CLAIM = "cubic_owd_cdf_shape"
 RTT = 50

@@ -16,8 +16,8 @@ from analysis.collateral.tables import tables
 from analysis.epochs import congestion_events
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_qdisc, read_tcp_probe, read_voip
-from figures.captions import draws
-from figures.common import bulk_tool, claims_of
+from analysis.report.captions import draws
+from analysis.report.common import bulk_tool, claims_of
 
 
 # Grouped bars of one cell metric: x = number of TCP flows, one bar per algorithm, one panel per

@@ -11,10 +11,10 @@ from analysis.collateral import investigation, investigation_cubic, modes
 from analysis.collateral.run import CCS, RTTS, Run
 from analysis.collateral.tables import tables
 from analysis.compare import to_markdown
+from analysis.report import claims as claims_md
+from analysis.report.common import provenance_facts, this_run_lines, write_verdict
+from analysis.report.verdict_head import verdict_head
 from analysis.verdicts import Verdict
-from figures import claims as claims_md
-from figures.common import provenance_facts, this_run_lines, write_verdict
-from figures.verdict_head import verdict_head
 
 # What is known to differ from the paper's Linux 2.6.25 senders, independent of this run.
 CODE_SINCE_2_6_25 = [

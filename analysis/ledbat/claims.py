@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from analysis.report.common import claims_of
 from analysis.verdicts import (
     Comparison,
     Measure,
@@ -29,7 +30,6 @@ from analysis.verdicts import (
     trial_values,
 )
 from configuration.load import PaperConfig
-from figures.common import claims_of
 
 LINEAR, MIN1, NF2, NF1, MDVAR = "ledbat", "ledbat-min1", "ledbat-md-nf2", "ledbat-md-nf1", "ledbat-mdvar"
 MD = (NF2, NF1, MDVAR)

@@ -18,7 +18,7 @@ from typing import Any
 from analysis.ledbat import claims as lc
 from analysis.ledbat import metrics as lb
 from analysis.ledbat.run import Run, style
-from figures.captions import draws
+from analysis.report.captions import draws
 
 SECTION = "Beyond the paper: the five flows' arrivals"
 FIGURE = "investigation_arrivals"

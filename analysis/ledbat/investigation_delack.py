@@ -20,8 +20,8 @@ import numpy as np
 from analysis.ledbat import claims as lc
 from analysis.ledbat import metrics as lb
 from analysis.ledbat.run import Run
+from analysis.report.captions import draws
 from analysis.verdicts import Verdict
-from figures.captions import draws
 
 SECTION = "Beyond the paper: what the receiver's delayed ACKs decide"
 FIGURE = "investigation_delack"

@@ -9,8 +9,8 @@ import numpy as np
 
 from analysis.ledbat import metrics as lb
 from analysis.ledbat.run import Run, style
+from analysis.report.captions import draws
 from cc.registry import target_ms
-from figures.captions import draws
 
 FIGURES = ("fig1", "fig2", "fig3", "fig4", "fig6", "fig6s")
 FLOW_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")

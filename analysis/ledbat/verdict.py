@@ -12,15 +12,15 @@ from analysis.ledbat import metrics as lb
 from analysis.ledbat.plots import FIGURES
 from analysis.ledbat.run import Run
 from analysis.ledbat.tables import completion, summary, summary_markdown
-from analysis.verdicts import Verdict
-from figures import claims as claims_md
-from figures.common import (
+from analysis.report import claims as claims_md
+from analysis.report.common import (
     choices_lines,
     provenance_facts,
     this_run_lines,
     write_verdict,
 )
-from figures.verdict_head import verdict_head
+from analysis.report.verdict_head import verdict_head
+from analysis.verdicts import Verdict
 
 PAPER_TESTBED = [
     "- Paper: the authors' LEDBAT Linux module (1000 Hz timer, 1-ms timestamps) inside the IKR SimLib "

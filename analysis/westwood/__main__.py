@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sys
 
+from analysis.report import provenance
+from analysis.report.common import figures_main
 from analysis.westwood import investigation, investigation_test3, plots, tables, verdict
 from analysis.westwood.run import Run
-from figures import provenance
-from figures.common import figures_main
 
 PARTS = [tables.write, plots.fig1_probe_listing, plots.fig4_testbed, plots.fig5_10_cwnd, plots.fig11_mismatch,
          plots.sweeps, investigation.fig_test2, investigation_test3.fig_test3, verdict.write, provenance.write]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.compare import cell_value
+from analysis.report.common import claims_of
 from analysis.verdicts import (
     Comparison,
     Measure,
@@ -25,7 +26,6 @@ from analysis.verdicts import (
     trial_values,
 )
 from configuration.load import PaperConfig
-from figures.common import claims_of
 
 CCS = ("cubic", "westwood")
 LABEL = {"cubic": "CUBIC", "westwood": "Westwood+"}

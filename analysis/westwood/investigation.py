@@ -18,11 +18,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.report.captions import draws
+from analysis.report.claims import fit_text
 from analysis.verdicts import Measure, near
 from analysis.westwood import claims as ww
 from analysis.westwood.run import CCS, Run, style
-from figures.captions import draws
-from figures.claims import fit_text
 
 CLAIM = "cubic_ahead_test2"
 AXES = (("length", "t2-len", "trial length (s)"), ("rcvbuf", "t2-rcv", "receiver's socket buffer (KB)"),

@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.report.captions import draws
 from analysis.verdicts import Measure, near
 from analysis.westwood import claims as ww
 from analysis.westwood.investigation import cell_text
 from analysis.westwood.run import CCS, Run, style
-from figures.captions import draws
 
 CLAIM = "westwood_ahead_test3"
 SECTION = "Beyond the report: the base delay Test 3's numbers need"

@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from analysis.parsers import read_qdisc
+from analysis.report.captions import draws
+from analysis.report.common import bulk_tool, read_json
 from analysis.westwood import claims as ww
 from analysis.westwood import metrics as wm
 from analysis.westwood.metrics import tcpprobe_listing
 from analysis.westwood.run import CCS, TESTS, Run, series, style
-from figures.captions import draws
-from figures.common import bulk_tool, read_json
 
 COLUMNS = ["time (s)", "src:port", "dst:port", "length", "snd_nxt", "snd_una", "snd_cwnd", "ssthresh",
            "snd_wnd", "srtt (us)"]

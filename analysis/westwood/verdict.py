@@ -6,20 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.compare import to_markdown
+from analysis.report import claims as claims_md
+from analysis.report.common import (
+    choices_lines,
+    provenance_facts,
+    this_run_lines,
+    write_verdict,
+)
+from analysis.report.verdict_head import verdict_head
 from analysis.verdicts import Verdict
 from analysis.westwood import claims as ww
 from analysis.westwood import investigation, investigation_test3
 from analysis.westwood import metrics as wm
 from analysis.westwood.run import CCS, TESTS, Run
 from analysis.westwood.tables import tables
-from figures import claims as claims_md
-from figures.common import (
-    choices_lines,
-    provenance_facts,
-    this_run_lines,
-    write_verdict,
-)
-from figures.verdict_head import verdict_head
 
 # What is known to differ from the report's Linux 2.6.32 senders, independent of this run.
 CODE_SINCE_2_6_32 = [

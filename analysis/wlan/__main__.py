@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from analysis.report import provenance
+from analysis.report.common import figures_main
 from analysis.wlan import (
     investigation,
     investigation_idle,
@@ -14,8 +16,6 @@ from analysis.wlan import (
     verdict,
 )
 from analysis.wlan.run import Run
-from figures import provenance
-from figures.common import figures_main
 
 PARTS = [tables.write, plots.fig1_testbed, plots.curves, plots.fig5_scheduler, plots.beyond,
          investigation.fig_dl1ul1, investigation_idle.fig_idle, investigation_mt2.fig_mt2,

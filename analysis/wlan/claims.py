@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.numbers import finite
+from analysis.report.common import claims_of
 from analysis.verdicts import (
     Comparison,
     Measure,
@@ -31,7 +32,6 @@ from analysis.verdicts import (
     runs_key,
 )
 from configuration.load import PaperConfig
-from figures.common import claims_of
 
 RATIO = "ratio_down_up"
 DOWN, UP, TOTAL = "down_goodput_pkts_s", "up_goodput_pkts_s", "total_goodput_pkts_s"

@@ -18,11 +18,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from analysis.report.captions import draws
 from analysis.verdicts import Measure, inside
 from analysis.wlan import airtime, investigation_idle, investigation_mt2, investigation_streams
 from analysis.wlan.claims import DOWN, RATIO, TOTAL, UP, Cells, about_one, fixed, paper_band
 from analysis.wlan.run import VARIANT_STYLE, Run, fit_lines
-from figures.captions import draws
 
 ACK_SECTION = "Beyond the paper: the ACK queue the scheduler's 1:1 needs"
 DL1_SECTION = "Beyond the paper: dl1-ul1's uplink at M_t = 1"

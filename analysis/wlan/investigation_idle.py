@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.report.captions import draws
 from analysis.verdicts import Comparison, Measure, above, below, judge
 from analysis.wlan.claims import DOWN, RATIO, TOTAL, UP, dl1ul1_numbers, fixed, paper_band
 from analysis.wlan.run import VARIANT_STYLE, Run, fit_lines
-from figures.captions import draws
 
 SECTION = "Beyond the paper: the surplus as idle time per channel access"
 FIGURE = "investigation_idle"

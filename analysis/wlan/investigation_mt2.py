@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.report.captions import draws
 from analysis.verdicts import Comparison
 from analysis.wlan.claims import DOWN, RATIO, UP, fixed, mt2_comparisons
 from analysis.wlan.run import VARIANT_STYLE, Run, fit_lines
-from figures.captions import draws
 
 SECTION = "Beyond the paper: what the downlink's gain at M_t = 2 needs"
 

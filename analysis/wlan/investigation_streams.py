@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysis.report.captions import draws
 from analysis.verdicts import Measure
 from analysis.wlan.claims import DOWN, RATIO, UP, about_one, fixed, retry_drops
 from analysis.wlan.run import VARIANT_STYLE, Run
-from figures.captions import draws
 
 SECTION = "Beyond the paper: M_t 6 to 8 with a random stream per cell"
 MTS = (6, 7, 8)

@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from analysis.report.captions import draws
+from analysis.report.common import read_json
 from analysis.wlan.claims import DOWN, DOWN_LOSS, RATIO, UP, UP_LOSS, Cells, Point
 from analysis.wlan.run import SCEN_COLOURS, VARIANT_STYLE, Run, q_colour
-from figures.captions import draws
-from figures.common import read_json
 
 
 def _box(ax: Any, x: float, y: float, w: float, h: float, text: str, colour: str, fontsize: float = 7) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from analysis.report.common import PaperRun
 from analysis.wlan.claims import Cells
-from figures.common import PaperRun
 
 # One colour per AP buffer (packets) and per scenario, the same in every figure.
 Q_COLOURS = {5: "#8c564b", 10: "#d62728", 25: "#ff7f0e", 50: "#2ca02c", 100: "#1f77b4", 200: "#9467bd",

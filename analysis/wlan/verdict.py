@@ -8,15 +8,15 @@ from collections import Counter
 from pathlib import Path
 
 from analysis.compare import to_markdown
+from analysis.report import claims as claims_md
+from analysis.report.common import choices_lines, write_verdict
+from analysis.report.verdict_head import verdict_head
 from analysis.verdicts import Verdict
 from analysis.wlan import claims as wlan_claims
 from analysis.wlan import investigation
 from analysis.wlan.claims import retry_drops
 from analysis.wlan.run import Run
 from analysis.wlan.tables import tables
-from figures import claims as claims_md
-from figures.common import choices_lines, write_verdict
-from figures.verdict_head import verdict_head
 
 # What a simulation cannot carry over from the paper's hardware, independent of this run.
 DIFFERENCES = [

@@ -1,4 +1,4 @@
-"""The browser report (figures/html_report.py), built from the committed full-profile result sets and
+"""The browser report (analysis/report/html_report.py), built from the committed full-profile result sets and
 read in a real headless Chromium (Debian's, config/test-packages.txt; Playwright drives it): every
 image loads, every link resolves offline, every claim of every verdicts.json is on the page with its
 verdict, and the tallest figure shows whole.
@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
-from figures import html_report
+from analysis.report import html_report
 
 REPO = Path(__file__).resolve().parents[2]
 PAPERS = sorted(p.parent.parent.name for p in (REPO / "figures").glob("*/full/verdicts.json"))

@@ -12,10 +12,10 @@ import jsonschema
 import pytest
 import yaml
 
+from analysis.report import status
 from analysis.verdicts import Comparison, verdict_of
 from configuration.load import SCHEMA_PATH
 from experiments import load_paper
-from figures import status
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = sorted(REPO.glob("figures/*/full/verdicts.json")) + sorted(
@@ -92,7 +92,7 @@ def test_every_headline_names_a_condition_its_claim_judges(paper: str) -> None:
 
 
 def test_the_configs_why_goes_with_the_full_profile_only() -> None:
-    from figures.common import claims_of
+    from analysis.report.common import claims_of
 
     cfg = load_paper("wlan")
     assert any("why" in c for c in claims_of(cfg, "full"))
@@ -103,7 +103,7 @@ def test_the_configs_why_goes_with_the_full_profile_only() -> None:
 def test_a_claims_investigation_is_in_the_committed_outputs_and_linked(paper: str) -> None:
     """A claim that names its investigation finds that section in the full reference's verdict.md
     and its figure beside it, and REPORT.md links the claim's why to both when it is not reproduced."""
-    from figures.claims import anchor
+    from analysis.report.claims import anchor
 
     full = REPO / "figures" / paper / "full"
     report = (REPO / "figures" / "REPORT.md").read_text()

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from analysis.report import captions, html_report, mdhtml
 from experiments import load_paper
-from figures import captions, html_report, mdhtml
 
 REPO = Path(__file__).resolve().parents[2]
 SETS = sorted(p for p in (REPO / "figures").glob("*/*") if (p / "verdicts.json").exists())

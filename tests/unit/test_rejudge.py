@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from analysis.compare import build_table, write_table
+from analysis.report import rejudge
 from experiments import load_paper
-from figures import rejudge
 
 
 def make_set(root: Path, n_valid: int) -> Path:

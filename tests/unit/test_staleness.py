@@ -1,5 +1,5 @@
 """Stale results: a trial's recorded spec against what the paper's config now gives its cell, field
-by field, in verdict.md's account (figures/provenance.py) and at the result-set level."""
+by field, in verdict.md's account (analysis/report/provenance.py) and at the result-set level."""
 from __future__ import annotations
 
 import json
@@ -10,8 +10,8 @@ import yaml
 
 from analysis import staleness
 from analysis.collateral.run import Run
+from analysis.report.provenance import config_check, stale_lines
 from experiments import load_paper
-from figures.provenance import config_check, stale_lines
 
 
 def test_differences_name_the_fields_and_ignore_what_is_not_run() -> None:

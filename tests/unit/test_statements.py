@@ -1,5 +1,5 @@
 """Every paper lists its statements, each judged by claims or not judged with a reason, and each
-paper's README holds the table the config gives (figures/statements.py)."""
+paper's README holds the table the config gives (analysis/report/statements.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,9 +8,9 @@ import jsonschema
 import pytest
 import yaml
 
+from analysis.report import statements
 from configuration.load import SCHEMA_PATH, paper_names
 from experiments import load_paper
-from figures import statements
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from figures import claims as claims_md
-from figures.common import PaperRun, incomplete_lines, trial_counts
-from figures.provenance import config_check, stale_lines
+from analysis.report import claims as claims_md
+from analysis.report.common import PaperRun, incomplete_lines, trial_counts
+from analysis.report.provenance import config_check, stale_lines
 
 
 def verdict_head(run: PaperRun, claims: Sequence[Any], title: str, cells: str, whose: str = "paper",

@@ -9,7 +9,7 @@ from typing import Any
 
 from analysis.resultset import ResultSet
 
-# A trial's `kernel.where` (figures/provenance.py counts them, an accelerator in parentheses).
+# A trial's `kernel.where` (analysis/report/provenance.py counts them, an accelerator in parentheses).
 LANES = {"uml": "on the virtual-time lane (a User-Mode Linux guest per trial, its clock advancing only "
                 "when the guest is idle)",
          "vm": "on the VM lane (a QEMU VM of the pinned Debian kernel, in real time)",

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from analysis import staleness
+from analysis.report.common import PaperRun
 from configuration.load import ConfigError
-from figures.common import PaperRun
 
 SCHEMA = "tcprepro.provenance-summary/1"
 

@@ -3,7 +3,7 @@
 A drawing function of analysis/<paper>/ names the figure files it writes with `@draws(pattern)`
 (a glob over the file's stem), and its docstring says what they show; `title` adds what only the
 paper's config knows (which figure of the paper a generic drawer drew, its title there). The
-reports (figures/report.py, figures/html_report.py) read captions here rather than from the PNGs,
+reports (analysis/report/report.py, analysis/report/html_report.py) read captions here rather than from the PNGs,
 which carry none, so a caption changes with the code and a committed result set finds its captions
 without being redrawn.
 """
@@ -16,7 +16,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, TypeVar
 
-ANALYSIS = Path(__file__).resolve().parents[1] / "analysis"
+ANALYSIS = Path(__file__).resolve().parents[1]
 
 Title = Callable[[dict[str, Any], str], str]       # (the config's `reference`, the file's stem) -> title
 F = TypeVar("F", bound=Callable[..., Any])

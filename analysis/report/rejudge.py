@@ -1,7 +1,7 @@
 """Re-judge a committed result set whose raw trials are not archived: its claims under the current
 verdict rule and claim list, from its committed tables alone.
 
-`python -m figures.rejudge figures/<paper>/<profile> ...` rewrites verdicts.json and the claims of
+`python -m analysis.report.rejudge figures/<paper>/<profile> ...` rewrites verdicts.json and the claims of
 verdict.md; its tables, figures and other sections stay as the run left them. A committed table
 holds each cell's statistic but not its trials' values, so no comparison has a noise estimate and
 none can hold or fail: the verdicts say what could not be judged and why, until the trials are run
@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from analysis import resultset
+from analysis.report import claims as claims_md
 from analysis.verdicts import Verdict
 from archive import trials as archive
 from configuration.load import CONFIG_DIR, PaperConfig
 from experiments import load_paper
-from figures import claims as claims_md
 
 CLAIM_SECTIONS = ("Claims", "The paper's claims", "Beyond the paper")
 
@@ -113,7 +113,7 @@ def rejudge(root: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m figures.rejudge", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m analysis.report.rejudge", description=__doc__.split("\n")[0])
     ap.add_argument("result_sets", nargs="+", type=Path, help="figures/<paper>/<profile>/ directories")
     a = ap.parse_args(argv)
     for root in a.result_sets:

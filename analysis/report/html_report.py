@@ -1,7 +1,7 @@
 """figures/report-<profile>.html: the report a reviewer opens in a browser, one self-contained file.
 
 It shows what REPORT.md shows, made by the same functions from the same result sets
-(figures/report.py: verdicts.json, the tables beside the paper, provenance; figures/captions.py:
+(analysis/report/report.py: verdicts.json, the tables beside the paper, provenance; analysis/report/captions.py:
 each figure's caption from the code that draws it): what ran (profile, lanes, kernels), the
 scorecard, every paper's claims with verdict and reason, its tables, every figure with its caption,
 and its whole verdict.md. Images are embedded as data URIs and the stylesheet and the one script
@@ -13,7 +13,7 @@ Markdown, captions were file names, tall figures lost their tops in its viewer, 
 fixed whatever ran, and it needed every output of the workflow's graph for the profile to exist, so
 it failed on a fresh clone. This file needs only the result sets that exist, and names the missing.
 
-`python -m figures.html_report --profile full` (make html-report PROFILE=full); the workflow builds
+`python -m analysis.report.html_report --profile full` (make html-report PROFILE=full); the workflow builds
 it after the figures of the profile it ran (rules/figures.smk).
 """
 from __future__ import annotations
@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from analysis.report import claims as claims_md
+from analysis.report import mdhtml, ran, report
 from analysis.resultset import ResultSet
 from analysis.verdicts import VERDICTS
 from configuration import CHECKOUT
-from figures import claims as claims_md
-from figures import mdhtml, ran, report
 
 STYLE = Path(__file__).with_name("report.css")
 # A link into a closed <details> (a paper's verdict.md) opens it: a fragment the browser cannot
@@ -249,7 +249,7 @@ def page(profile: str, figures: Path, out: Path, sets: dict[str, ResultSet | Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m figures.html_report", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m analysis.report.html_report", description=__doc__.split("\n")[0])
     ap.add_argument("--profile", required=True, help="the result sets' folder name: smoke, quick, full, ...")
     ap.add_argument("--figures", type=Path, default=CHECKOUT / "figures", help="default: figures/")
     ap.add_argument("--out", type=Path, help="default: <figures>/report-<profile>.html")
