@@ -153,7 +153,7 @@ def _inputs_sha256(m: Model, command: list[str], compiler: str, package: str) ->
 
 def sources_sha256(name: str) -> str:
     """The digest of a model's sources as the checkout holds them, as a trial's provenance records
-    the sources it ran (staleness: figures/provenance.py)."""
+    the sources it ran (staleness: analysis/report/provenance.py)."""
     return _sources_sha256(model(name))
 
 

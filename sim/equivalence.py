@@ -1,7 +1,7 @@
 """Whether a simulation model's current sources still give the results its archived trials recorded.
 
 A simulated trial records the model sources it ran (provenance `simulator.sources_sha256`); a trial
-of other sources than the checkout's is stale (figures/provenance.py), so results of two builds of
+of other sources than the checkout's is stale (analysis/report/provenance.py), so results of two builds of
 the model never mix unflagged. A change that only adds an option, and leaves every run without it
 as it was, would still mark every archived trial stale. Whether it left them as they were is not
 taken on trust: this check reruns archived trials with the checkout's model and compares the raw
