@@ -192,11 +192,12 @@ def figure_dir(paper):
     return str(FIGURES / paper / PROFILE)
 
 
-# What a cell or a paper's figures are made with besides their inputs: the analysis and figure code
-# and the paper's config. Given as a rule parameter, a change of it reruns the rule (Snakemake's
-# params trigger, which compares with what it recorded when it made the output; an output it has no
-# record of, such as committed reference figures in a fresh clone, is left alone).
-CODE = {"cell": ["analysis/*.py"], "figures": ["analysis/*.py", "figures/*.py", "analysis/{paper}/*.py"]}
+# What a cell or a paper's figures are made with besides their inputs: the analysis code (a paper's
+# figures also the report code they are drawn and judged with, analysis/report/) and the paper's
+# config. Given as a rule parameter, a change of it reruns the rule (Snakemake's params trigger,
+# which compares with what it recorded when it made the output; an output it has no record of, such
+# as committed reference figures in a fresh clone, is left alone).
+CODE = {"cell": ["analysis/*.py"], "figures": ["analysis/*.py", "analysis/report/*.py", "analysis/{paper}/*.py"]}
 
 
 @cache
