@@ -7,7 +7,7 @@ import sys
 from analysis.collateral import investigation, investigation_cubic, plots, tables, verdict
 from analysis.collateral.run import Run
 from analysis.report import provenance
-from analysis.report.common import figures_main
+from analysis.report.paper_run import figures_main
 
 PARTS = [tables.write, plots.tables_vs_paper, plots.fig1_testbed, plots.fig2_epochs, plots.fig3_owd_cdf,
          plots.fig4_queue_full, plots.fig5_retransmissions, investigation.fig_htcp_backoff,

@@ -21,7 +21,7 @@ import numpy as np
 from analysis import verdicts
 from analysis.aggregate import trimmed_stats
 from analysis.collateral import modes, owd_bands
-from analysis.report.common import claims_of
+from analysis.report.paper_run import claims_of
 from analysis.verdicts import (
     MIN_TRIALS,
     Comparison,

@@ -17,7 +17,7 @@ from analysis.epochs import congestion_events
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_qdisc, read_tcp_probe, read_voip
 from analysis.report.captions import draws
-from analysis.report.common import bulk_tool, claims_of
+from analysis.report.paper_run import bulk_tool, claims_of
 
 
 # Grouped bars of one cell metric: x = number of TCP flows, one bar per algorithm, one panel per

@@ -1,4 +1,4 @@
-"""What every collateral figure reads: the run's cells (analysis/report/common.py), with the OWD band
+"""What every collateral figure reads: the run's cells (analysis/report/paper_run.py), with the OWD band
 densities (analysis/collateral/owd_bands.py) and H-TCP's time in NewReno mode
 (analysis/collateral/modes.py) that the claims name merged in, and the paper's axes."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.collateral import modes, owd_bands
-from analysis.report.common import PaperRun, claims_of, style
+from analysis.report.paper_run import PaperRun, claims_of, style
 
 __all__ = ["CCS", "FLOWS", "RTTS", "Run", "style"]
 

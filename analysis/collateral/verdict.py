@@ -12,7 +12,7 @@ from analysis.collateral.run import CCS, RTTS, Run
 from analysis.collateral.tables import tables
 from analysis.compare import to_markdown
 from analysis.report import claims as claims_md
-from analysis.report.common import provenance_facts, this_run_lines, write_verdict
+from analysis.report.paper_run import provenance_facts, this_run_lines, write_verdict
 from analysis.report.verdict_head import verdict_head
 from analysis.verdicts import Verdict
 

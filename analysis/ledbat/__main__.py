@@ -7,7 +7,7 @@ import sys
 from analysis.ledbat import investigation_arrivals, investigation_delack, plots, tables, verdict
 from analysis.ledbat.run import Run
 from analysis.report import provenance
-from analysis.report.common import figures_main
+from analysis.report.paper_run import figures_main
 
 PARTS = [tables.write, plots.timeseries, plots.fig5_sweep, investigation_delack.fig_delack,
          investigation_arrivals.fig_arrivals, verdict.write, provenance.write]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.report.common import claims_of
+from analysis.report.paper_run import claims_of
 from analysis.verdicts import (
     Comparison,
     Measure,

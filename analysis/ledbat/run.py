@@ -7,7 +7,7 @@ from typing import Any
 
 from analysis.ledbat import metrics as lb
 from analysis.ledbat.claims import Cells
-from analysis.report.common import PaperRun, style
+from analysis.report.paper_run import PaperRun, style
 
 __all__ = ["Run", "style"]
 

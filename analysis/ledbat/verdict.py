@@ -13,7 +13,7 @@ from analysis.ledbat.plots import FIGURES
 from analysis.ledbat.run import Run
 from analysis.ledbat.tables import completion, summary, summary_markdown
 from analysis.report import claims as claims_md
-from analysis.report.common import (
+from analysis.report.paper_run import (
     choices_lines,
     provenance_facts,
     this_run_lines,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import staleness
-from analysis.report.common import PaperRun
+from analysis.report.paper_run import PaperRun
 from configuration.load import ConfigError
 
 SCHEMA = "tcprepro.provenance-summary/1"

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from analysis.report import claims as claims_md
-from analysis.report.common import PaperRun, incomplete_lines, trial_counts
+from analysis.report.paper_run import PaperRun, incomplete_lines, trial_counts
 from analysis.report.provenance import config_check, stale_lines
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from analysis.report import provenance
-from analysis.report.common import figures_main
+from analysis.report.paper_run import figures_main
 from analysis.westwood import investigation, investigation_test3, plots, tables, verdict
 from analysis.westwood.run import Run
 

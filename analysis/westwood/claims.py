@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.compare import cell_value
-from analysis.report.common import claims_of
+from analysis.report.paper_run import claims_of
 from analysis.verdicts import (
     Comparison,
     Measure,

@@ -11,7 +11,7 @@ import numpy as np
 
 from analysis.parsers import read_qdisc
 from analysis.report.captions import draws
-from analysis.report.common import bulk_tool, read_json
+from analysis.report.paper_run import bulk_tool, read_json
 from analysis.westwood import claims as ww
 from analysis.westwood import metrics as wm
 from analysis.westwood.metrics import tcpprobe_listing

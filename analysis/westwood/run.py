@@ -1,4 +1,4 @@
-"""What every Westwood figure reads: the run's cells (analysis/report/common.py), the report's tests, and
+"""What every Westwood figure reads: the run's cells (analysis/report/paper_run.py), the report's tests, and
 one trial's cwnd/ssthresh series."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pandas as pd
 from analysis.aggregate import trimmed_stats
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_iperf, read_tcp_probe
-from analysis.report.common import PaperRun, style
+from analysis.report.paper_run import PaperRun, style
 from analysis.westwood import claims as ww
 from analysis.westwood import metrics as wm
 

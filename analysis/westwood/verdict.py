@@ -7,7 +7,7 @@ from pathlib import Path
 
 from analysis.compare import to_markdown
 from analysis.report import claims as claims_md
-from analysis.report.common import (
+from analysis.report.paper_run import (
     choices_lines,
     provenance_facts,
     this_run_lines,

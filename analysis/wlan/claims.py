@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.numbers import finite
-from analysis.report.common import claims_of
+from analysis.report.paper_run import claims_of
 from analysis.verdicts import (
     Comparison,
     Measure,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.report.captions import draws
-from analysis.report.common import read_json
+from analysis.report.paper_run import read_json
 from analysis.wlan.claims import DOWN, DOWN_LOSS, RATIO, UP, UP_LOSS, Cells, Point
 from analysis.wlan.run import SCEN_COLOURS, VARIANT_STYLE, Run, q_colour
 

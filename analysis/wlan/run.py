@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis.report.common import PaperRun
+from analysis.report.paper_run import PaperRun
 from analysis.wlan.claims import Cells
 
 # One colour per AP buffer (packets) and per scenario, the same in every figure.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from analysis.compare import to_markdown
 from analysis.report import claims as claims_md
-from analysis.report.common import choices_lines, write_verdict
+from analysis.report.paper_run import choices_lines, write_verdict
 from analysis.report.verdict_head import verdict_head
 from analysis.verdicts import Verdict
 from analysis.wlan import claims as wlan_claims

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.report.common import bulk_tool
+from analysis.report.paper_run import bulk_tool
 
 REPO = Path(__file__).resolve().parents[2]
 

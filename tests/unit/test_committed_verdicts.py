@@ -92,7 +92,7 @@ def test_every_headline_names_a_condition_its_claim_judges(paper: str) -> None:
 
 
 def test_the_configs_why_goes_with_the_full_profile_only() -> None:
-    from analysis.report.common import claims_of
+    from analysis.report.paper_run import claims_of
 
     cfg = load_paper("wlan")
     assert any("why" in c for c in claims_of(cfg, "full"))

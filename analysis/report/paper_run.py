@@ -1,5 +1,7 @@
-"""What every paper's figures read: a profile's cells, the paper's config, the algorithms' styles,
-and the facts the trials' provenance records (kernel, where they ran, each algorithm's code)."""
+"""A paper's run as its analysis package draws it (PaperRun: a profile's cells, the paper's config,
+where the outputs go), `python -m analysis.<paper>` (figures_main), and what every paper's figures
+and verdict read from it: the algorithms' styles, the facts the trials' provenance records (kernel,
+where they ran, each algorithm's code), the claims and verdict files."""
 from __future__ import annotations
 
 import argparse
