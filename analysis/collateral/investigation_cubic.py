@@ -25,7 +25,7 @@ from analysis.collateral import owd_bands
 from analysis.collateral.claims import CLAIMS, Cells, cubic_owd_cdf_shape
 from analysis.collateral.run import FLOWS, Run, style
 from analysis.report.captions import draws
-from analysis.report.claims import fit_text
+from analysis.report.claims_markdown import fit_text
 from analysis.verdicts import Verdict, judge
 
 CLAIM = "cubic_owd_cdf_shape"

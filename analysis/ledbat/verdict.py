@@ -12,7 +12,7 @@ from analysis.ledbat import metrics as lb
 from analysis.ledbat.plots import FIGURES
 from analysis.ledbat.run import Run
 from analysis.ledbat.tables import completion, summary, summary_markdown
-from analysis.report import claims as claims_md
+from analysis.report import claims_markdown
 from analysis.report.paper_run import (
     choices_lines,
     provenance_facts,
@@ -106,7 +106,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
                        f"Cells measured: {len(run.cells)} of the profile's {len(run.profile_cells())}")
     out += ["## What the paper leaves open, and what we chose", ""]
     out += choices_lines(run)
-    out += ["", *claims_md.section(claims)]
+    out += ["", *claims_markdown.section(claims)]
     out += ["## Completion times beside the paper", "", to_markdown(completion(run)), "",
             "## Beyond the paper: fairness and utilisation", "",
             "jain: Jain's index per 1-s bin over the LEDBAT flows running through the whole bin, averaged over "

@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from analysis.report import claims as claims_md
-from analysis.report import mdhtml, ran, report
+from analysis.report import claims_markdown, mdhtml, ran, report
 from analysis.resultset import ResultSet
 from analysis.verdicts import VERDICTS
 from configuration import CHECKOUT
@@ -106,8 +105,8 @@ def claims_table(paper: str, verdicts: list[dict[str, Any]], verdict_ids: set[st
     states, the verdict, the comparisons' counts, the closest comparison."""
     rows = []
     for v in verdicts:
-        n = claims_md.counts(v)
-        heading = verdict_prefix(paper) + claims_md.anchor(f"{v['claim']}: {v['verdict']}")
+        n = claims_markdown.counts(v)
+        heading = verdict_prefix(paper) + claims_markdown.anchor(f"{v['claim']}: {v['verdict']}")
         name = f"<code>{esc(v['claim'])}</code>"
         if heading in verdict_ids:
             name = f'<a href="#{esc(heading)}">{name}</a>'
@@ -160,10 +159,10 @@ def scorecard_table(sets: dict[str, ResultSet | None]) -> str:
                         "</td></tr>")
             continue
         mine, extra = report.split(name, rs)
-        t = claims_md.tally(mine)
+        t = claims_markdown.tally(mine)
         rows.append(f'<tr><td>{paper}</td><td class="n">{len(mine)}</td>'
                     + "".join(f'<td class="n">{t.get(k, 0)}</td>' for k in VERDICTS)
-                    + f"<td>{esc(claims_md.scorecard(extra)) if extra else '-'}</td></tr>")
+                    + f"<td>{esc(claims_markdown.scorecard(extra)) if extra else '-'}</td></tr>")
     return (f'<div class="scroll"><table class="scorecard"><thead><tr><th>paper</th><th>claims</th>{head}'
             f"<th>beyond the paper</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
 
@@ -192,10 +191,10 @@ def paper_section(name: str, rs: ResultSet | None, profile: str, figures: Path, 
              md(report.warnings(name, rs)),
              f'<h3 id="{esc(name)}-claims">Claims</h3>', claims_table(name, mine, verdict.ids, from_report)]
     if any(v["verdict"] != "reproduced" for v in mine):
-        parts += ["<p>Why, for each claim not reproduced:</p>", md(claims_md.whys(mine, here))]
+        parts += ["<p>Why, for each claim not reproduced:</p>", md(claims_markdown.whys(mine, here))]
     if extra:
         parts += [f'<h3 id="{esc(name)}-beyond">Beyond the paper</h3>',
-                  claims_table(name, extra, verdict.ids, from_report), md(claims_md.whys(extra, here))]
+                  claims_table(name, extra, verdict.ids, from_report), md(claims_markdown.whys(extra, here))]
     parts.append(f'<h3 id="{esc(name)}-tables">Tables beside the paper</h3>')
     for table in rs.tables:
         path = rs.root / f"{table}.md"
@@ -237,7 +236,8 @@ def page(profile: str, figures: Path, out: Path, sets: dict[str, ResultSet | Non
     links = Links(figures, out, {}, {})
     twin = report.report_path(figures, profile).name
     body = [f"<h1>tcprepro: reproduction report, {esc(profile)} profile</h1>", lead(profile, sets),
-            f"<p><strong>Overall, the papers' claims: {esc(claims_md.scorecard(report.overall(sets)))}.</strong></p>",
+            f"<p><strong>Overall, the papers' claims: "
+            f"{esc(claims_markdown.scorecard(report.overall(sets)))}.</strong></p>",
             scorecard_table(sets),
             mdhtml.render(f"{report.RULE}\n\nThe same report in Markdown: [{twin}]({twin}).", links).html,
             '<h2 id="what-ran">What ran</h2>', what_ran(profile, sets, links),

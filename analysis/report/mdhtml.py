@@ -3,9 +3,9 @@ text escaped, never passed through (a result set's text is data, not markup).
 
 Two things a page made of several Markdown files needs besides: heading ids under a prefix, so the
 four papers' verdicts can share one page (a heading's id is the fragment GitHub gives it,
-analysis.report.claims.anchor, so the links REPORT.md and verdict.md already carry find it), and every link
-mapped by the page (`Link`): to an anchor of the page, to a file beside it, or dropped to its text
-when its target is in neither.
+analysis.report.claims_markdown.anchor, so the links REPORT.md and verdict.md already carry find
+it), and every link mapped by the page (`Link`): to an anchor of the page, to a file beside it, or
+dropped to its text when its target is in neither.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from analysis.report.claims import anchor
+from analysis.report.claims_markdown import anchor
 
 Link = Callable[[str], str | None]        # a link's href as written -> the page's href, or None: no link
 

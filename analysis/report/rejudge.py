@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import resultset
-from analysis.report import claims as claims_md
+from analysis.report import claims_markdown
 from analysis.verdicts import Verdict
 from archive import trials as archive
 from configuration.load import CONFIG_DIR, PaperConfig
@@ -73,9 +73,9 @@ def rewrite_verdict_md(text: str, verdicts: list[Any], notice: str) -> str:
             at = len(kept) if at is None else at
         else:
             kept.append(s)
-    new = "\n".join(claims_md.section(verdicts)) + "\n"
+    new = "\n".join(claims_markdown.section(verdicts)) + "\n"
     kept.insert(len(kept) if at is None else at, new)
-    score = claims_md.scorecard(claims_md.paper_claims(claims_md.as_dicts(verdicts)))
+    score = claims_markdown.scorecard(claims_markdown.paper_claims(claims_markdown.as_dicts(verdicts)))
     head = re.sub(r"(The paper's claims|The report's claims|Claims): [^.]*\.", f"The paper's claims: {score}.", head)
     title, _, rest = head.partition("\n")
     rest = re.sub(r"\n\*\*Re-judged from the committed tables.*?\n\n", "\n", rest, flags=re.S)

@@ -13,7 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from analysis.report import claims as claims_md
+from analysis.report import claims_markdown
 from analysis.report.rejudge import archive_folder, archived
 from analysis.verdicts import VERDICTS
 from configuration import CHECKOUT
@@ -36,10 +36,10 @@ def block(figures: Path = CHECKOUT / "figures") -> str:
             rows.append(f"| {paper} | no committed full run | | | | | |")
             continue
         vs = json.loads(path.read_text())
-        mine, extra = claims_md.paper_claims(vs), claims_md.beyond_claims(vs)
-        t = claims_md.tally(mine)
+        mine, extra = claims_markdown.paper_claims(vs), claims_markdown.beyond_claims(vs)
+        t = claims_markdown.tally(mine)
         rows.append(f"| {paper} | {len(mine)} | " + " | ".join(str(t.get(k, 0)) for k in VERDICTS)
-                    + f" | {claims_md.scorecard(extra) if extra else '-'} |")
+                    + f" | {claims_markdown.scorecard(extra) if extra else '-'} |")
         by = {k: [v["claim"] for v in mine if v["verdict"] == k] for k in VERDICTS}
         line = (f"- **{paper}**: " + "; ".join(f"{k}: {', '.join(c)}" for k, c in by.items() if c) + "."
                 + ("" if archived(paper, "full") else

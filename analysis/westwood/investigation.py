@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.report.captions import draws
-from analysis.report.claims import fit_text
+from analysis.report.claims_markdown import fit_text
 from analysis.verdicts import Measure, near
 from analysis.westwood import claims as ww
 from analysis.westwood.run import CCS, Run, style

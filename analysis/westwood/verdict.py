@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.compare import to_markdown
-from analysis.report import claims as claims_md
+from analysis.report import claims_markdown
 from analysis.report.paper_run import (
     choices_lines,
     provenance_facts,
@@ -78,7 +78,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
                        f"{len(run.cfg.cells_by_id)}", whose="report")
     out += ["## What the report leaves open, and what we chose", ""]
     out += choices_lines(run)
-    out += ["", *claims_md.section(claims)]
+    out += ["", *claims_markdown.section(claims)]
     out += ["## Throughput beside the report", ""]
     for t in tables(run).values():
         out += [to_markdown(t), ""]

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from analysis.compare import to_markdown
-from analysis.report import claims as claims_md
+from analysis.report import claims_markdown
 from analysis.report.paper_run import choices_lines, write_verdict
 from analysis.report.verdict_head import verdict_head
 from analysis.verdicts import Verdict
@@ -98,7 +98,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
                 "every cell draws from the same random streams (ns-3 seed 1, run k), so the runs are the same "
                 "event for event (the section on M_t 6 to 8 with a random stream per cell shows what independent "
                 "draws give): " + ", ".join(same) + ".", ""]
-    out += claims_md.section(claims, "The paper's claims")
+    out += claims_markdown.section(claims, "The paper's claims")
     out += ["## dl1-ul1 at M_t = 1 beside the paper", ""]
     out += [to_markdown(t) for t in tables(run).values()]
     out += investigation.section(run)

@@ -103,7 +103,7 @@ def test_the_configs_why_goes_with_the_full_profile_only() -> None:
 def test_a_claims_investigation_is_in_the_committed_outputs_and_linked(paper: str) -> None:
     """A claim that names its investigation finds that section in the full reference's verdict.md
     and its figure beside it, and REPORT.md links the claim's why to both when it is not reproduced."""
-    from analysis.report.claims import anchor
+    from analysis.report.claims_markdown import anchor
 
     full = REPO / "figures" / paper / "full"
     report = (REPO / "figures" / "REPORT.md").read_text()

@@ -3,6 +3,7 @@
 closest comparison's margin against its noise), a why for every claim not reproduced, and (in
 verdict.md) every comparison. Claims beyond the paper come apart, never in its scorecard.
 
+It renders what the judges decided; the judges are each paper's own analysis/<paper>/claims.py.
 Reads verdicts as analysis.verdicts.Verdict.as_dict() gives them (verdicts.json).
 """
 from __future__ import annotations
