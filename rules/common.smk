@@ -70,7 +70,7 @@ def lanes_of(paper):
         return {c.cell_id: "sim" for c in PAPERS[paper].cells(PROFILE)}
     from testbed import placement
     try:
-        plan = placement.plan(paper, PROFILE, survey=SURVEY())
+        plan = placement.plan(paper, PROFILE, survey=host_survey())
     except (OSError, ValueError, RuntimeError) as exc:
         raise WorkflowError(f"{paper}: cannot place its cells: {exc}") from None
     # A cell that cannot run on its paper's lane stops the workflow before any trial, with the fix:
@@ -81,7 +81,9 @@ def lanes_of(paper):
 
 
 @cache
-def SURVEY():
+def host_survey():
+    """What this machine's lanes can run (testbed/placement.py) for the congestion controls of the
+    workflow's measured papers, taken once."""
     from testbed import placement
     ccs = {n.removeprefix("cc:") for p in PAPERS if not PAPERS[p].simulated
            for c in PAPERS[p].cells_by_id.values() for n in placement.needs(c.scenario) if n.startswith("cc:")}
