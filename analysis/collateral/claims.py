@@ -21,6 +21,7 @@ import numpy as np
 from analysis import verdicts
 from analysis.aggregate import trimmed_stats
 from analysis.collateral import modes, owd_bands
+from analysis.report import paper_run
 from analysis.report.paper_run import claims_of
 from analysis.verdicts import (
     MIN_TRIALS,
@@ -40,12 +41,18 @@ from configuration.load import PaperConfig
 from experiments import load_paper
 
 CCS = ("newreno", "htcp", "cubic")
-LABEL = {"newreno": "NewReno", "htcp": "H-TCP", "cubic": "CUBIC",
-         "htcp-adaptive": "H-TCP with adaptive backoff"}    # beyond the paper: analysis/collateral/investigation.py
+# The investigation's variant of H-TCP (beyond the paper: analysis/collateral/investigation.py) is
+# no algorithm of the registry, so it is labelled here; the paper's algorithms by the registry.
+VARIANT_LABEL = {"htcp-adaptive": "H-TCP with adaptive backoff"}
 MEDIAN, MEAN, STD, OWD_P5 = "owd_median_ms", "owd_mean_ms", "owd_std_ms", "owd_p5_ms"
 EVENTS, REXMT, GOODPUT, UDP_LOSS = ("q_forward_full_events_per_min", "rexmt_data_pkts", "goodput_kbyte_s",
                                     "voip_loss_frac")
 STAT_NAME = {MEDIAN: "median", MEAN: "mean", STD: "standard deviation"}
+
+
+def cc_label(cc: str) -> str:
+    """How a claim names an algorithm or the investigation's variant."""
+    return VARIANT_LABEL.get(cc) or paper_run.cc_label(cc)
 
 
 @functools.cache
@@ -112,7 +119,7 @@ def _order(cells: Cells, rtt: int, flows: int, metric: str, what: str, unit: str
            higher: bool = True, at: str | None = None) -> Comparison:
     """The claim needs `a` above (higher) or below `b` on one metric at one condition."""
     ma, mb = cells.m(a, rtt, flows, metric), cells.m(b, rtt, flows, metric)
-    text = f"{LABEL[a]} {_v(ma)} vs {LABEL[b]} {_v(mb)} {unit} {what}"
+    text = f"{cc_label(a)} {_v(ma)} vs {cc_label(b)} {_v(mb)} {unit} {what}"
     return (above if higher else below)(at or where(rtt, flows), text, ma, mb, unit)
 
 
@@ -136,7 +143,7 @@ def goodput_same(cells: Cells, claim: dict[str, Any]) -> Iterable[Comparison]:
     tol = _bar(claim, "tolerance_pct")
     for rtt, flows in _conditions(claim):
         ms = {cc: cells.m(cc, rtt, flows, GOODPUT) for cc in CCS}
-        vals = ", ".join(f"{LABEL[cc]} {_v(m)}" for cc, m in ms.items())
+        vals = ", ".join(f"{cc_label(cc)} {_v(m)}" for cc, m in ms.items())
         spread = _spread_pct(ms)
         if spread is None:
             yield missing(where(rtt, flows), f"goodput {vals} KB/s: not all three measured")
@@ -170,7 +177,7 @@ def cubic_latency_gap(cells: Cells, claim: dict[str, Any]) -> Iterable[Compariso
             cubic = cells.m("cubic", rtt, flows, metric)
             for other in ("newreno", "htcp"):
                 gap = difference(cubic, cells.m(other, rtt, flows, metric))
-                text = (f"CUBIC {_v(cubic)} vs {LABEL[other]} {_v(cells.m(other, rtt, flows, metric))} ms "
+                text = (f"CUBIC {_v(cubic)} vs {cc_label(other)} {_v(cells.m(other, rtt, flows, metric))} ms "
                         f"{STAT_NAME[metric]}: CUBIC above by {_v(gap)} ms (bar {bar:g})")
                 yield above(where(rtt, flows), text, gap, bar, "ms")
 
@@ -205,7 +212,8 @@ def latency_rises_with_flows(cells: Cells, claim: dict[str, Any]) -> Iterable[Co
     for rtt in claim["where"]["rtt_ms"]:
         for cc in CCS:
             a, b = cells.m(cc, rtt, hi, MEDIAN), cells.m(cc, rtt, lo, MEDIAN)
-            yield above(f"{rtt} ms, {LABEL[cc]}", f"median {_v(a)} ms with {hi} flows vs {_v(b)} with {lo}", a, b, "ms")
+            yield above(f"{rtt} ms, {cc_label(cc)}", f"median {_v(a)} ms with {hi} flows vs {_v(b)} with {lo}",
+                        a, b, "ms")
 
 
 def rtt100_plots_identical(cells: Cells, claim: dict[str, Any]) -> Iterable[Comparison]:
@@ -219,7 +227,7 @@ def rtt100_plots_identical(cells: Cells, claim: dict[str, Any]) -> Iterable[Comp
                 shift = difference(a, b)
                 text = (f"{STAT_NAME[metric]} {_v(a)} ms at {hi} ms vs {_v(b)} at {lo} ms: shift {_v(shift)} "
                         f"(identical: within {bar:g})")
-                yield inside(f"{LABEL[cc]}, {flows} flow{'s' if flows > 1 else ''}", text, shift, -bar, bar, "ms")
+                yield inside(f"{cc_label(cc)}, {flows} flow{'s' if flows > 1 else ''}", text, shift, -bar, bar, "ms")
 
 
 def udp_loss_insignificant(cells: Cells, claim: dict[str, Any]) -> Iterable[Comparison]:
@@ -229,7 +237,7 @@ def udp_loss_insignificant(cells: Cells, claim: dict[str, Any]) -> Iterable[Comp
         for cc in CCS:
             m = cells.m(cc, rtt, flows, UDP_LOSS)
             lost = None if m is None else m.scaled(100)
-            yield below(f"{where(rtt, flows)}, {LABEL[cc]}", f"UDP packets lost {_v(lost, 4)} % (bar {bar:g} %)",
+            yield below(f"{where(rtt, flows)}, {cc_label(cc)}", f"UDP packets lost {_v(lost, 4)} % (bar {bar:g} %)",
                         lost, bar, "%")
 
 
@@ -286,7 +294,7 @@ def events_rise_with_flows(cells: Cells, claim: dict[str, Any]) -> Iterable[Comp
         for cc in CCS:
             for lo, hi in _steps(claim):
                 a, b = cells.m(cc, rtt, hi, EVENTS), cells.m(cc, rtt, lo, EVENTS)
-                yield above(f"{rtt} ms, {LABEL[cc]}, {lo} to {hi} flows",
+                yield above(f"{rtt} ms, {cc_label(cc)}, {lo} to {hi} flows",
                             f"queue-full events/min {_v(a)} with {hi} flows vs {_v(b)} with {lo}", a, b)
 
 
@@ -326,8 +334,8 @@ def cubic_events_grow_fastest(cells: Cells, claim: dict[str, Any]) -> Iterable[C
         rise = {cc: difference(cells.m(cc, rtt, hi, EVENTS), cells.m(cc, rtt, lo, EVENTS)) for cc in CCS}
         for other in ("newreno", "htcp"):
             text = (f"rise in queue-full events/min from {lo} to {hi} flows: CUBIC {_v(rise['cubic'])} "
-                    f"vs {LABEL[other]} {_v(rise[other])}")
-            yield above(f"{rtt} ms, against {LABEL[other]}", text, rise["cubic"], rise[other])
+                    f"vs {cc_label(other)} {_v(rise[other])}")
+            yield above(f"{rtt} ms, against {cc_label(other)}", text, rise["cubic"], rise[other])
 
 
 def more_retransmissions(cells: Cells, claim: dict[str, Any]) -> Iterable[Comparison]:
@@ -372,7 +380,7 @@ def events_track_retransmissions(cells: Cells, claim: dict[str, Any]) -> Iterabl
 # ---------------------------------------------------------------------------------------------
 
 def _cell_where(rtt: int, flows: int, cc: str) -> str:
-    return f"{where(rtt, flows)}, {LABEL[cc]}"
+    return f"{where(rtt, flows)}, {cc_label(cc)}"
 
 
 def _table_cells(cells: Cells, claim: dict[str, Any]) -> Iterable[tuple[int, int, str, float | None]]:

@@ -104,7 +104,7 @@ def _goodput_lines(run: Run) -> list[str]:
             p = (paper[five][0] / paper[one][0] - 1) * 100 if one in paper and five in paper else None
             a, b = (run.cells.get(c, {}).get("metrics", {}).get("goodput_kbyte_s") for c in (one, five))
             ours = (b["mean"] / a["mean"] - 1) * 100 if a and b else None
-            rows.append(f"| {rtt} ms | {collateral.LABEL[cc]} | {'-' if p is None else f'{p:+.2f}'} | "
+            rows.append(f"| {rtt} ms | {collateral.cc_label(cc)} | {'-' if p is None else f'{p:+.2f}'} | "
                         f"{'-' if ours is None else f'{ours:+.2f}'} |")
     return ["## Goodput from one flow to five", "",
             "Aggregate goodput with five flows over that with one, in % (Table 1's means; ours trimmed), "

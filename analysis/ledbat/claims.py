@@ -33,6 +33,8 @@ from configuration.load import PaperConfig
 
 LINEAR, MIN1, NF2, NF1, MDVAR = "ledbat", "ledbat-min1", "ledbat-md-nf2", "ledbat-md-nf1", "ledbat-mdvar"
 MD = (NF2, NF1, MDVAR)
+# The decrease schemes as the paper names them beside one another, not the registry's labels
+# ("LEDBAT", "LEDBAT MD-NF2", ... in config/congestion_controls.yaml), which name the algorithm too.
 LABEL = {LINEAR: "linear", MIN1: "min. 1 pkt/RTT", NF2: "MD-NF2", NF1: "MD-NF1", MDVAR: "MDvar"}
 # Section 5.1: "each flow starts with an offset of 15 s to the previous one" (config: stagger_s)
 STAGGER_S = 15.0

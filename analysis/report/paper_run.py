@@ -69,6 +69,12 @@ def style(cc: str) -> dict[str, str]:
     return {"label": e["label"], "color": e["color"], "marker": e["marker"]}
 
 
+def cc_label(cc: str) -> str:
+    """An algorithm's display label, the registry's (config/congestion_controls.yaml), as every
+    figure's legend shows it."""
+    return str(entry(cc)["label"])
+
+
 def provenance_facts(run: PaperRun) -> dict[str, Any]:
     """Over the valid trials: kernels, where they ran, each algorithm's implementation, idle RTTs."""
     kernels: Counter[str] = Counter()

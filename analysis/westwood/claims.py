@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.compare import cell_value
-from analysis.report.paper_run import claims_of
+from analysis.report.paper_run import cc_label, claims_of
 from analysis.verdicts import (
     Comparison,
     Measure,
@@ -28,7 +28,6 @@ from analysis.verdicts import (
 from configuration.load import PaperConfig
 
 CCS = ("cubic", "westwood")
-LABEL = {"cubic": "CUBIC", "westwood": "Westwood+"}
 GOODPUT = "goodput_kbit_s"
 OSCILLATION = "bulk0.cwnd_range_rel"
 # The report's oscillation, "the difference between the highest and the lowest value in a single
@@ -86,10 +85,10 @@ def _tol(claim: dict[str, Any]) -> float:
 
 
 def _vs_report(cond: str, cc: str, m: Measure | None, ref: float | None, tol: float) -> Comparison:
-    where = f"{cond}, {LABEL[cc]}"
+    where = f"{cond}, {cc_label(cc)}"
     if ref is None:
         return missing(where, "the report gives no number")
-    text = f"{LABEL[cc]} {_v(m)} kbit/s vs the report's {ref:.0f} (within {tol:g} %)"
+    text = f"{cc_label(cc)} {_v(m)} kbit/s vs the report's {ref:.0f} (within {tol:g} %)"
     return near(where, text, m, ref, tol, "kbit/s")
 
 
@@ -158,7 +157,7 @@ def in_flight_note(cells: Cells, cond: str, ahead: str, reference: dict[str, flo
     # kbit/s x s / 8 = KB in flight
     ours, theirs = [a.value * rtt_s / 8, b.value * rtt_s / 8], [ref_a * rtt_s / 8, ref_b * rtt_s / 8]
     note = (f"Over the {rtt_s * 1000:.0f}-ms base round trip, the report's numbers mean "
-            f"{theirs[0]:.0f} KB ({LABEL[ahead]}) and {theirs[1]:.0f} KB ({LABEL[behind]}) in flight "
+            f"{theirs[0]:.0f} KB ({cc_label(ahead)}) and {theirs[1]:.0f} KB ({cc_label(behind)}) in flight "
             f"on average, against {ours[0]:.0f} KB and {ours[1]:.0f} KB here.")
     if all(t < o / 2 for o, t in zip(ours, theirs, strict=True)):
         note += (" Something the report does not describe held its senders back: a window limit, "
@@ -249,7 +248,7 @@ def mismatch_no_congestion(cells: Cells, claim: dict[str, Any], reference: dict[
     matched = int(cells.param("t1", "queue_pkts") or 50)
     for cc in CCS:
         cell = cells.by_key.get((cc, "mismatch"))
-        where = f"mismatch, {LABEL[cc]}"
+        where = f"mismatch, {cc_label(cc)}"
         events, rexmt = trial_values(cell, EVENTS), trial_values(cell, REXMT)
         common = sorted(set(events) & set(rexmt))
         if not common:

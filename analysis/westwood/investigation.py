@@ -20,6 +20,7 @@ from pathlib import Path
 
 from analysis.report.captions import draws
 from analysis.report.claims_markdown import fit_text
+from analysis.report.paper_run import cc_label
 from analysis.verdicts import Measure, near
 from analysis.westwood import claims as ww
 from analysis.westwood.run import CCS, Run, style
@@ -178,7 +179,7 @@ def _crossing(found: list[Setting], axis: str, cc: str, target: float) -> str:
     for (x0, y0), (x1, y1) in itertools.pairwise(pts):
         if (y0 - target) * (y1 - target) <= 0 and y0 != y1:
             x = x0 + (x1 - x0) * (target - y0) / (y1 - y0)
-            return (f"{ww.LABEL[cc]} would reach the report's {target:.0f} kbit/s at about {x:.0f} KB "
+            return (f"{cc_label(cc)} would reach the report's {target:.0f} kbit/s at about {x:.0f} KB "
                     f"({y0:.0f} at {x0:g} KB, {y1:.0f} at {x1:g} KB)")
     return ""
 
@@ -201,7 +202,7 @@ def _finding(run: Run, found: list[Setting]) -> str:
     parts = []
     for cc in CCS:
         held = [s.label for s in found if on_report(run, s)[cc] == "held"]
-        parts.append(f"{ww.LABEL[cc]}'s {ref[cc]:.0f} kbit/s " + (f"at {', '.join(held)}" if held else "at none"))
+        parts.append(f"{cc_label(cc)}'s {ref[cc]:.0f} kbit/s " + (f"at {', '.join(held)}" if held else "at none"))
     ratios = [(s, s.m["westwood"].value / s.m["cubic"].value) for s in found    # type: ignore[union-attr]
               if s.m["cubic"] and s.m["westwood"] and s.m["cubic"].value]
     text = "What the cells show: no setting puts both numbers on the report's; they reach " + "; ".join(parts) + "."

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.report.captions import draws
+from analysis.report.paper_run import cc_label
 from analysis.verdicts import Measure, near
 from analysis.westwood import claims as ww
 from analysis.westwood.investigation import cell_text
@@ -113,7 +114,7 @@ def _finding(run: Run, found: list[Point]) -> str:
     for cc in CCS:
         held = [f"{p.delay_ms:g} ms" for p in found if stands[p.cond][cc] == "held"]
         where = f"at {', '.join(held)}" if held else "at none"
-        parts.append(f"{ww.LABEL[cc]} reaches its {ref[cc]:.0f} kbit/s {where}")
+        parts.append(f"{cc_label(cc)} reaches its {ref[cc]:.0f} kbit/s {where}")
     shares = [float(x) for p in found if (x := _share(p.m)) != "-"]
     lead = (f" Westwood+'s throughput is {min(shares):.2f} to {max(shares):.2f} times CUBIC's over these delays, "
             f"against the report's {ref['westwood'] / ref['cubic']:.2f}.") if shares else ""

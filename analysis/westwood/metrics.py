@@ -11,7 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.westwood.claims import CCS, GOODPUT, LABEL, LEVEL_PCT, Cells
+from analysis.report.paper_run import cc_label
+from analysis.westwood.claims import CCS, GOODPUT, LEVEL_PCT, Cells
 
 
 @dataclass
@@ -96,7 +97,7 @@ def describe_sweep(points: list[SweepPoint], unit: str) -> str:
     band = measured[0].level_pct
     parts = []
     for lead, lo, hi in runs:
-        who = f"{LABEL[lead]} ahead" if lead else f"level (within {band:g} % or the trials' range)"
+        who = f"{cc_label(lead)} ahead" if lead else f"level (within {band:g} % or the trials' range)"
         parts.append(f"{who} at {lo:g} {unit}" if lo == hi else f"{who} from {lo:g} to {hi:g} {unit}")
     return "; ".join(parts)
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from analysis.parsers import read_qdisc
 from analysis.report.captions import draws
-from analysis.report.paper_run import bulk_tool, read_json
+from analysis.report.paper_run import bulk_tool, cc_label, read_json
 from analysis.westwood import claims as ww
 from analysis.westwood import metrics as wm
 from analysis.westwood.metrics import tcpprobe_listing
@@ -324,7 +324,7 @@ def sweeps(run: Run) -> list[Path]:
                         color=st["color"], marker=st["marker"], capsize=3, label=st["label"])
         for c in wm.crossovers(points):
             ax.axvline(c["at"], color="grey", ls=":", lw=1)
-            ax.annotate(f"{ww.LABEL[c['to']]} ahead\nfrom ~{c['at']:.2g}", (c["at"], ax.get_ylim()[1]),
+            ax.annotate(f"{cc_label(c['to'])} ahead\nfrom ~{c['at']:.2g}", (c["at"], ax.get_ylim()[1]),
                         fontsize=7, va="top", ha="left", xytext=(3, -3), textcoords="offset points")
         ax.set(xlabel=f"{spec['axis'].removesuffix('_pct').removesuffix('_ms')} ({spec['unit']})",
                ylabel="throughput (kbit/s)", title=f"10 Mbit/s, 50-packet queue: {name} sweep")

@@ -8,6 +8,7 @@ from pathlib import Path
 from analysis.compare import to_markdown
 from analysis.report import claims_markdown
 from analysis.report.paper_run import (
+    cc_label,
     choices_lines,
     provenance_facts,
     this_run_lines,
@@ -52,7 +53,7 @@ def _oscillation_table(run: Run) -> list[str]:
         for cc in CCS:
             if (cc, cond) not in cells.by_key:
                 continue
-            out.append(f"| {cond} | {ww.LABEL[cc]} | {_metric(cells, cc, cond, ww.GOODPUT, 0)} | "
+            out.append(f"| {cond} | {cc_label(cc)} | {_metric(cells, cc, cond, ww.GOODPUT, 0)} | "
                        f"{_metric(cells, cc, cond, ww.EVENTS, 0)} | {_metric(cells, cc, cond, ww.CWND_RANGE, 0)} | "
                        f"{_metric(cells, cc, cond, ww.OSCILLATION)} | "
                        f"{_metric(cells, cc, cond, 'bulk0.cwnd_cv')} | "
@@ -67,7 +68,7 @@ def _named_trials(run: Run) -> list[str]:
             t = run.median_trial(cc, cond)
             if t is not None:
                 n = run.reference["tests"][cond]["figures"][cc]
-                out.append(f"- Fig. {n} ({cond}, {ww.LABEL[cc]}): {t.parent.name}/{t.name}")
+                out.append(f"- Fig. {n} ({cond}, {cc_label(cc)}): {t.parent.name}/{t.name}")
     return out
 
 
@@ -92,7 +93,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
     for name, spec in run.reference["sweeps"].items():
         points = wm.sweep(cells, spec)
         out.append(f"- {name} sweep: {wm.describe_sweep(points, spec['unit'])}.")
-        rows = [f"{p.x:g}: " + ", ".join(f"{ww.LABEL[cc]} {p.mean[cc]:.0f}" for cc in CCS if p.mean[cc] is not None)
+        rows = [f"{p.x:g}: " + ", ".join(f"{cc_label(cc)} {p.mean[cc]:.0f}" for cc in CCS if p.mean[cc] is not None)
                 for p in points if any(p.mean[cc] is not None for cc in CCS)]
         if rows:
             out.append(f"  - kbit/s by {spec['unit']}: " + "; ".join(rows))
