@@ -19,6 +19,7 @@ matplotlib.use("Agg")
 
 from analysis.compare import load_cells
 from cc.registry import entry
+from configuration import CHECKOUT
 from configuration.load import CONFIG_DIR, PROFILES, PaperConfig
 from experiments import load_paper
 
@@ -59,6 +60,8 @@ class PaperRun:
         paths = [self.out / f"{name}.png", self.out / f"{name}.pdf"]
         fig.savefig(paths[0], dpi=150, bbox_inches="tight")
         fig.savefig(paths[1], bbox_inches="tight", metadata={"CreationDate": None, "ModDate": None})
+        # Deferred on purpose: the reports, status and rejudge import this module without drawing,
+        # and pyplot adds about half a second to every such import (its backend, the font cache).
         import matplotlib.pyplot as plt
         plt.close(fig)
         return paths
@@ -154,8 +157,6 @@ def figures_main(paper: str, load: Callable[[str, Path, Path], PaperRun],
     """`python -m analysis.<paper> --profile P`: every part of a paper (a function of the loaded run
     that returns the files it wrote) from results/<P>/<paper> into figures/<paper>/<P>/, each part's
     files printed."""
-    from configuration import CHECKOUT
-
     ap = argparse.ArgumentParser(prog=f"python -m analysis.{paper}", description=" ".join(doc.split("\n\n")[0].split()))
     ap.add_argument("--profile", required=True, help="the results' profile: smoke, quick, full, ...")
     ap.add_argument("--results", type=Path, help=f"the paper's results folder (default: results/<profile>/{paper})")

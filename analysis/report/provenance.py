@@ -18,6 +18,8 @@ from typing import Any
 from analysis import staleness
 from analysis.report.paper_run import PaperRun
 from configuration.load import ConfigError
+from sim.build import sources_sha256
+from sim.equivalence import same_sources
 
 SCHEMA = "tcprepro.provenance-summary/1"
 
@@ -78,7 +80,6 @@ def config_check(run: PaperRun) -> dict[str, Any]:
 
 def _equivalent(run: PaperRun, ran: str, current: str) -> bool:
     """Sources a rerun of archived trials showed to give the current sources' output (sim/equivalence.py)."""
-    from sim.equivalence import same_sources
     return same_sources(run.cfg.data["scenario"]["model"], ran, current)
 
 
@@ -86,7 +87,6 @@ def _model_sources(run: PaperRun) -> str | None:
     """A simulated paper's model sources as the checkout holds them (None for a measured paper)."""
     if not run.cfg.simulated:
         return None
-    from sim.build import sources_sha256
     return sources_sha256(run.cfg.data["scenario"]["model"])
 
 
