@@ -1,1 +1,2 @@
-"""Figure and table scripts, one module per paper figure or table (figures/<paper>/)."""
+"""The report code every paper's analysis shares, and the reports across papers (REPORT.md, the
+browser report, README's status): figures/ holds what it writes, figures/README.md lists the modules."""
