@@ -38,7 +38,7 @@ _PLACEHOLDER = re.compile(r"\$\{([a-z_][a-z0-9_]*)\}")
 _FULL_PLACEHOLDER = re.compile(r"^\$\{([a-z_][a-z0-9_]*)\}$")
 # A cell id names its folders and is an argument of the trial's command: words only.
 CELL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
-# A trial's ports: a block of PORT_BLOCK per lane (testbed/lanes.py), bulk flows from offset 1 in
+# A trial's ports: a block of PORT_BLOCK per port slot (testbed/port_slots.py), bulk flows from offset 1 in
 # it, VoIP flows from 60.
 PORT_BLOCK = 100
 BULK_PORT_OFFSET = 1

@@ -23,8 +23,8 @@ from configuration import CHECKOUT
 from configuration.load import ConfigError, load_workflow
 from experiments import load_paper
 from testbed import attempts, cleanup, progress, trial_dir, trial_environment
-from testbed.lanes import try_slot
 from testbed.placement import CannotRun
+from testbed.port_slots import try_slot
 
 log = logging.getLogger("tcprepro.trial")
 INTERRUPTED_CODES = {128 + 2, 128 + 15}   # the job ended by SIGINT or SIGTERM

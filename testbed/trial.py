@@ -27,7 +27,7 @@ from mininet.net import Mininet
 
 from cc.registry import CcChoice, provide
 from configuration import CHECKOUT
-from testbed import fidelity, lanes, shaping
+from testbed import fidelity, port_slots, shaping
 from testbed.interrupt import TrialInterrupted, install_signal_handlers
 from testbed.tracing import ProbeTrace
 from topologies.dumbbell import RIGHT_NET, Dumbbell, QuietIntf, receiver, receiver_ip, sender, sender_ip, stages
@@ -216,7 +216,7 @@ def rekey_guest_random(seed: int) -> bool:
 
 
 class Trial:
-    """A running trial: its network, its lane, its processes, its output directory."""
+    """A running trial: its network, its port slot, its processes, its output directory."""
 
     def __init__(self, spec: dict[str, Any], out_dir: Path) -> None:
         self.spec = spec
@@ -231,7 +231,7 @@ class Trial:
         self.provenance: dict[str, Any] = {"schema": "tcprepro.provenance/1"}
         self.timing: dict[str, float] = {}
         self.net: Mininet | None = None
-        self.lane: lanes.Lane | None = None
+        self.slot: port_slots.PortSlot | None = None
         self.generator = bulk_generator(spec)
         self.provenance["bulk_generator"] = self.generator
         self._t_mark = time.monotonic()
@@ -365,8 +365,8 @@ class Trial:
 
     # -- measurement ---------------------------------------------------------------------------
     def port(self, flow: dict[str, Any]) -> int:
-        assert self.lane is not None
-        return self.lane.port_base + flow["port_offset"]
+        assert self.slot is not None
+        return self.slot.port_base + flow["port_offset"]
 
     def record_endpoints(self) -> None:
         """Who talks to whom on which port: what the analysis needs to find each flow in captures."""
@@ -416,14 +416,14 @@ class Trial:
         self.timing["process_start_s"] = time.monotonic() - t_start
 
     def start_monitors(self) -> None:
-        assert self.lane is not None
+        assert self.slot is not None
         devs = [f"{st.queue_dev}:{d}:{shaping.QUEUE_HANDLE}" for d, st in self.stages.items()]
         sampler = self.procs.start(
             self.node("rt"), "monitor-qdisc",
             [*HELPER, "testbed.qdisc_sampler", "--out", str(self.out / "qdisc.csv"),
              "--interval", str(SAMPLE_INTERVAL_S), *[x for d in devs for x in ("--dev", d)]],
             stderr=self.procs.log_file(self.out / "qdisc_sampler.log"))
-        lo, hi = self.lane.port_range
+        lo, hi = self.slot.port_range
         (self.out / "pcap").mkdir(exist_ok=True)
         for pair in sorted({f["pair"] for f in self.flows if f["kind"] == "bulk"}):
             s = sender(pair)
@@ -575,14 +575,14 @@ class Trial:
     # -- the whole lifecycle -------------------------------------------------------------------
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
-        with lanes.acquire() as lane:
-            self.lane = lane
-            self.provenance["port_base"] = lane.port_base
+        with port_slots.acquire() as slot:
+            self.slot = slot
+            self.provenance["port_base"] = slot.port_base
             t_setup = time.monotonic()
             t_down: float | None = None
             stack = contextlib.ExitStack()
             try:
-                # Set-up yields the CPU to trials already measuring in other lanes (whose
+                # Set-up yields the CPU to trials already measuring in other port slots (whose
                 # processes run at normal priority); this trial's own are started after it.
                 _set_niceness(SETUP_NICENESS)
                 self.build()
@@ -593,8 +593,8 @@ class Trial:
                 self.shape()
                 ccs = self.provide_ccs(stack)
                 _set_niceness(0)
-                lo, hi = lane.port_range
-                with ProbeTrace(self.out / "tcp_probe.trace", lo, hi, tag=lane.tag):
+                lo, hi = slot.port_range
+                with ProbeTrace(self.out / "tcp_probe.trace", lo, hi, tag=slot.tag):
                     self.record_endpoints()
                     self.start_monitors()
                     self.mark("started monitors")

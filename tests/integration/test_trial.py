@@ -79,7 +79,7 @@ def test_concurrent_trials_do_not_see_each_other(tmp_path, host_env, nothing_lef
         ports = {int(line.split("dest=")[1].split()[0].rsplit(":", 1)[1])
                  for line in (out / "tcp_probe.trace").read_text().splitlines() if "tcp_probe:" in line}
         assert all(prov["port_base"] <= p < prov["port_base"] + 100 for p in ports)
-    assert len(bases) == 2, "the two trials must hold different lanes"
+    assert len(bases) == 2, "the two trials must hold different port slots"
 
 
 def _wait_for_traffic(out: Path, timeout: float = 60) -> None:

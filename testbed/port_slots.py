@@ -1,8 +1,12 @@
-"""Lanes: exclusive slots that let trials run side by side on one kernel.
+"""Port slots: exclusive slots that let real-time trials run side by side on one kernel.
 
-A trial holds one lane for its lifetime. The lane gives it a private TCP/UDP port block (so the
+A trial holds one slot for its lifetime. The slot gives it a private TCP/UDP port block (so the
 global tcp:tcp_probe tracepoint can be filtered to this trial's flows) and a tag for its tracefs
 instance. The lock is an flock: the kernel releases it when the holder dies, even by SIGKILL.
+
+A slot is not a lane (testbed/lane/: where a trial runs). Its lock files and tag keep their old
+names (`lanes/lane-<i>.lock`, `lane<i>`): trials of a checkout from before the rename, running on
+the same kernel at the same time, must see the same locks.
 """
 from __future__ import annotations
 
@@ -15,13 +19,13 @@ from pathlib import Path
 
 from configuration.load import PORT_BLOCK
 
-LANE_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro")) / "lanes"
-MAX_LANES = 64
+SLOT_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro")) / "lanes"
+MAX_SLOTS = 64
 PORT_BASE = 20000
 
 
 @dataclass(frozen=True)
-class Lane:
+class PortSlot:
     index: int
     port_base: int
 
@@ -34,7 +38,7 @@ class Lane:
         return f"lane{self.index}"
 
 
-class NoFreeLane(RuntimeError):
+class NoFreeSlot(RuntimeError):
     pass
 
 
@@ -54,16 +58,16 @@ def try_slot(lock_dir: Path, prefix: str, count: int) -> tuple[int, int] | None:
 
 
 @contextmanager
-def acquire() -> Iterator[Lane]:
-    """Take the first free lane; hold it until the block exits."""
-    slot = try_slot(LANE_DIR, "lane", MAX_LANES)
+def acquire() -> Iterator[PortSlot]:
+    """Take the first free port slot; hold it until the block exits."""
+    slot = try_slot(SLOT_DIR, "lane", MAX_SLOTS)
     if slot is None:
-        raise NoFreeLane(f"all {MAX_LANES} lanes in {LANE_DIR} are busy: too many concurrent trials "
+        raise NoFreeSlot(f"all {MAX_SLOTS} port slots in {SLOT_DIR} are busy: too many concurrent trials "
                          f"on this kernel; run with fewer --cores")
     index, fd = slot
     try:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
-        yield Lane(index, PORT_BASE + PORT_BLOCK * index)
+        yield PortSlot(index, PORT_BASE + PORT_BLOCK * index)
     finally:
         os.close(fd)
