@@ -60,7 +60,7 @@ try:                                                       # each validated befo
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 PY = sys.executable
-# Real-time trials take a lane each (rules/trials.smk: resources trial_lanes), capped by the
+# Real-time trials take a trial slot each (rules/trials.smk: resources trial_lanes), capped by the
 # profiles' `resources: [trial_lanes=1]` or `--resources trial_lanes=N`; the plan's estimate assumes
 # `vm_lanes` of them measure at once.
 MEASURING = int(config["vm_lanes"])

@@ -2,6 +2,8 @@
 # cells and figures), the code digests that rerun the aggregation when its code changes, and the
 # trials a run's plan lists.
 from configuration import folders
+from testbed import lane as lanes
+from testbed import placement
 
 # Where a run writes and removes its outputs: never /, $HOME, a system folder, nor a folder holding
 # files that are not this project's (configuration/folders.py; a link is judged by where it points).
@@ -49,8 +51,9 @@ def cluster_lane():
     """On a cluster (a remote executor such as `--workflow-profile profiles/slurm`) every measured
     trial runs on the virtual-time lane: one unprivileged process per job, no machine-wide state. The
     VM lane keeps its lock and PIDs for one machine and the host lane needs root (docs/cluster.md).
-    Snakemake knows its executor only once the DAG is built, so the lanes' first lookup decides; set
-    in the environment, the lane reaches every job (sbatch exports it)."""
+    Called once, before the papers are placed; set in the environment, the lane reaches every job
+    (sbatch exports it). Note: Snakemake 9 includes the Snakefile before it sets its executor plugin
+    (snakemake/api.py), so whether this sees a cluster executor at load needs checking (issue 54)."""
     if not workflow.non_local_exec:
         return
     forced = os.environ.get("TCPREPRO_KERNEL", "uml").strip().lower() or "uml"
@@ -63,12 +66,10 @@ def cluster_lane():
 
 @cache
 def lanes_of(paper):
-    """{cell: lane} of a measured paper (testbed/placement.py: uml, host or vm; None where it cannot
-    run, which its trials then report). Simulated papers run on the host: "sim"."""
-    cluster_lane()
+    """{cell: lane} (testbed/lane/) of a paper: placed by testbed/placement.py for a measured paper
+    (a cell that cannot run stops the workflow here); a simulated paper's cells on the simulated lane."""
     if PAPERS[paper].simulated:
-        return {c.cell_id: "sim" for c in PAPERS[paper].cells(PROFILE)}
-    from testbed import placement
+        return {c.cell_id: lanes.SIMULATED for c in PAPERS[paper].cells(PROFILE)}
     try:
         plan = placement.plan(paper, PROFILE, survey=host_survey())
     except (OSError, ValueError, RuntimeError) as exc:
@@ -84,7 +85,6 @@ def lanes_of(paper):
 def host_survey():
     """What this machine's lanes can run (testbed/placement.py) for the congestion controls of the
     workflow's measured papers, taken once."""
-    from testbed import placement
     ccs = {n.removeprefix("cc:") for p in PAPERS if not PAPERS[p].simulated
            for c in PAPERS[p].cells_by_id.values() for n in placement.needs(c.scenario) if n.startswith("cc:")}
     return placement.take_survey(ccs=ccs)
@@ -95,6 +95,7 @@ def lane(paper, cell):
 
 
 # Every selected paper is placed at load, before any job: one that cannot run on its lane stops here.
+cluster_lane()
 for _paper in PAPERS:
     if selected_cells(_paper):
         lanes_of(_paper)
@@ -111,7 +112,7 @@ UML_KERNEL = str(_uml_kernel.relative_to(workflow.basedir) if _uml_kernel.is_rel
 
 
 def uml_binary(paper, cell):
-    return [ancient(UML_KERNEL)] if lane(paper, cell) == "uml" else []
+    return [ancient(UML_KERNEL)] if lane(paper, cell) is lanes.UML else []
 
 
 def sim_binary(paper):
@@ -137,13 +138,15 @@ def job_runtime_min(paper, cell):
 
 
 def job_mem_mb(paper, cell):
-    return config["cluster"]["mem_mb"]["sim" if lane(paper, cell) == "sim" else "uml"]
+    return (lane(paper, cell) or lanes.UML).mem_mb(config["cluster"])
 
 
 def per_core(paper, cell):
-    """Simulated and virtual-time trials are CPU work from start to end: one core each, no lane.
-    A real-time trial mostly waits (on the VM, or on traffic): no core, one lane."""
-    return lane(paper, cell) in ("sim", "uml")
+    """Simulated and virtual-time trials are CPU work from start to end: one core each, no trial
+    slot. A real-time trial mostly waits (on the VM, or on traffic): no core, one slot (the
+    resource `trial_lanes`)."""
+    where = lane(paper, cell)
+    return where is not None and where.per_core
 
 
 def planned_trials():

@@ -13,7 +13,8 @@ import json
 import shutil
 from pathlib import Path
 
-RETRIED_LANES = ("host", "vm")          # where an attempt's outcome depends on the host's timing
+from testbed.lane.base import Lane
+
 RECORDS = ("summary.json", "provenance.json", "trial.log", "spec.json")
 
 
@@ -36,8 +37,9 @@ def _summary(final_dir: Path) -> dict | None:
         return None
 
 
-def to_retry(valid: bool, where: str) -> bool:
-    return not valid and where in RETRIED_LANES
+def to_retry(valid: bool, lane: Lane) -> bool:
+    """An invalid trial of a real-time lane, where an attempt's outcome depends on the host's timing."""
+    return not valid and not lane.deterministic
 
 
 def retry_key(final_dir: Path) -> str:

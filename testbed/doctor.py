@@ -14,7 +14,7 @@ from typing import Any
 from configuration.load import paper_names
 from experiments import load_paper
 from testbed.kernel_features import Check, by_name
-from testbed.placement import Plan, Survey, fix_for, paper_ccs, plan, take_survey, vm_check
+from testbed.placement import CellPlan, Plan, Survey, fix_for, paper_ccs, plan, take_survey, vm_check
 
 ROW_ORDER = ("root", "sysctl:", "netns+veth", "qdisc:", "ifb", "bridge", "tracefs", "tracepoint:", "modules",
              "bpf:", "tool:", "cc:", "vm:", "uml:")
@@ -62,8 +62,14 @@ def report_json(survey: Survey, plans: list[Plan]) -> dict[str, Any]:
         "uml_release": survey.uml_release,
         "features": [{"name": n, "host": asdict(h) if h else None, "vm": asdict(v) if v else None,
                       "uml": asdict(u) if u else None, "fix": fix} for n, h, v, u, fix in rows(survey)],
-        "papers": [{**asdict(p), "runnable": p.runnable, "summary": p.summary()} for p in plans],
+        "papers": [{**asdict(p), "cells": [_cell_json(c) for c in p.cells], "runnable": p.runnable,
+                    "summary": p.summary()} for p in plans],
     }
+
+
+def _cell_json(cell: CellPlan) -> dict[str, Any]:
+    """A cell's placement, its lane as provenance names where it ran (testbed/lane/base.py `where`)."""
+    return {**asdict(cell), "where": cell.where.where if cell.where else None}
 
 
 def main(papers: list[str] | None = None, profile: str = "quick", refresh: bool = False,

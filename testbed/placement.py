@@ -1,10 +1,12 @@
-"""Which lane (uml, host or vm) runs each cell of a paper, or what keeps it from every lane.
+"""Which lane (testbed/lane/: uml, host or vm; simulated for a model) runs each cell of a paper, or
+what keeps it from every lane.
 
 A cell's scenario names the features it needs (`needs`); a Survey holds every lane's verdicts on
 them (testbed/host_probes.py, testbed/kernel_config.py, testbed/runner_checks.py); `plan` places a
 paper's cells on the first lane that has everything, all on one kernel where it can, since they are
-compared with one another. The workflow plans with it, and each trial places its own cell again
-(`cell_where`) before it measures.
+compared with one another. `_place` is the one decision: the workflow plans with it, and a trial
+(`tcprepro trial`, whose command line the workflow cannot extend without rerunning every finished
+trial) asks it for its own cell (`cell_lane`) with the same survey and mode.
 """
 from __future__ import annotations
 
@@ -16,16 +18,16 @@ from typing import Any
 from cc import registry as cc_registry
 from configuration.load import is_simulated
 from experiments import load_paper
+from testbed import lane as lanes
 from testbed.host_probes import host_checks
 from testbed.kernel_config import pinned_checks, uml_checks
 from testbed.kernel_features import BOOT_PARAMS, Check, by_name
+from testbed.lane import Lane
+from testbed.lane.base import absent as _absent
 from testbed.runner_checks import uml_runner_checks, vm_runner_checks
 
-KERNEL_MODES = ("auto", "host", "vm", "uml")
-LANES = ("uml", "host", "vm")
-# Under `auto`, the first lane that has everything a paper needs: virtual time first (exact, and no
-# load on the host can spoil a trial), then this kernel in real time, then the VM.
-AUTO_ORDER = ("uml", "host", "vm")
+# TCPREPRO_KERNEL or a paper's `lane:`: `auto`, or the name of the measured lane to force.
+KERNEL_MODES = ("auto", lanes.HOST.name, lanes.VM.name, lanes.UML.name)
 SIMULATION_NEEDS = frozenset({"tool:ns3"})     # a simulated paper's cells: the simulator's toolchain only
 
 
@@ -42,16 +44,9 @@ class Survey:
     uml_runner: list[Check] = field(default_factory=list)
     uml_release: str | None = None
 
-    def lacks(self, lane: str, need: Iterable[str]) -> list[str]:
+    def lacks(self, lane: Lane, need: Iterable[str]) -> list[str]:
         """What `lane` lacks of `need` (its runner's failed checks included)."""
-        if lane == "host":
-            return _lacks(self.host, need)
-        if lane == "vm":
-            runner_lacks = [c.name for c in self.runner if not c.ok]
-            return sorted({*runner_lacks, *(_lacks(self.vm, need) if self.vm_release else [])})
-        if not self.uml_release:
-            return ["uml:kernel"]
-        return sorted({*(c.name for c in self.uml_runner if not c.ok), *_lacks(self.uml, need)})
+        return lane.lacks(self, need)
 
 
 def take_survey(refresh: bool = False, ccs: Iterable[str] = ()) -> Survey:
@@ -86,20 +81,10 @@ def needs(scenario: dict[str, Any]) -> set[str]:
     return need
 
 
-def _absent(name: str) -> Check:
-    if name.startswith("cc:"):
-        return Check(name, False, "not checked", f"add {name[3:]} to config/congestion_controls.yaml")
-    return Check(name, False, "not checked")
-
-
-def _lacks(checks: dict[str, Check], need: Iterable[str]) -> list[str]:
-    return sorted(n for n in need if not checks.get(n, _absent(n)).ok)
-
-
 @dataclass(frozen=True)
 class CellPlan:
     cell_id: str
-    where: str | None              # "uml", "host", "vm", or None: runnable on none
+    where: Lane | None             # the lane it runs on, or None: runnable on none
     host_lacks: tuple[str, ...]
     vm_lacks: tuple[str, ...]
     uml_lacks: tuple[str, ...] = ()
@@ -126,32 +111,30 @@ def _union(cells: Iterable[CellPlan], attr: str) -> str:
     return ", ".join(sorted({n for c in cells for n in getattr(c, attr)}))
 
 
-LANE_PHRASES = {"uml": "on the virtual-time lane (UML)", "host": "on the host", "vm": "in the VM"}
-
-
 def _summary_body(plan: Plan) -> str:
     stuck = [c for c in plan.cells if not c.where]
     if stuck:
         return _cannot_run(plan, stuck)
-    by_lane = {lane: [c for c in plan.cells if c.where == lane] for lane in LANES}
-    used = [lane for lane in LANES if by_lane[lane]]
-    if used == ["host"]:
+    by_lane = {lane: [c for c in plan.cells if c.where is lane] for lane in lanes.ALL}
+    used = [lane for lane in lanes.ALL if by_lane[lane]]
+    if used in ([lanes.HOST], [lanes.SIMULATED]):       # a simulated paper's model runs on the host
         return "runs on the host"
-    parts = [LANE_PHRASES[lane] + (f" ({len(by_lane[lane])} cells)" if len(used) > 1 else "") for lane in used]
-    host_lacks = _union([c for c in plan.cells if c.where != "host"], "host_lacks")
+    parts = [lane.phrase + (f" ({len(by_lane[lane])} cells)" if len(used) > 1 else "") for lane in used]
+    host_lacks = _union([c for c in plan.cells if c.where is not lanes.HOST], "host_lacks")
     return "runs " + " and ".join(parts) + (f" (host lacks: {host_lacks})" if host_lacks else "")
 
 
 def _cannot_run(plan: Plan, stuck: list[CellPlan]) -> str:
     count = f"{len(stuck)} of {len(plan.cells)} cells"
     host_lacks = _union(stuck, "host_lacks")
-    if plan.mode == "host":
+    forced = forced_lane(plan.mode)
+    if forced is lanes.HOST:
         why = f"TCPREPRO_KERNEL=host but the host lacks {host_lacks}"
         if not any(c.vm_lacks for c in stuck):
             return f"cannot run: {why} ({count}). Fix: unset TCPREPRO_KERNEL: the pinned VM kernel has them"
-    elif plan.mode == "vm":
+    elif forced is lanes.VM:
         why = f"TCPREPRO_KERNEL=vm but the VM lacks {_union(stuck, 'vm_lacks')}"
-    elif plan.mode == "uml":
+    elif forced is lanes.UML:
         why = f"the UML lane lacks {_union(stuck, 'uml_lacks')}"
         fixes = "; ".join(f"{n}: {plan.fixes[n]}" for n in sorted({n for c in stuck for n in c.uml_lacks})
                           if plan.fixes.get(n))
@@ -159,7 +142,7 @@ def _cannot_run(plan: Plan, stuck: list[CellPlan]) -> str:
     else:
         why = f"host lacks {host_lacks}; VM lacks {_union(stuck, 'vm_lacks')}"
     # Forced to the host, the host's gaps matter; otherwise what stops the VM fallback does.
-    missing = {n for c in stuck for n in (c.host_lacks if plan.mode == "host" else c.vm_lacks)}
+    missing = {n for c in stuck for n in (c.host_lacks if forced is lanes.HOST else c.vm_lacks)}
     fixes = "; ".join(f"{n}: {plan.fixes[n]}" for n in sorted(missing) if plan.fixes.get(n))
     return f"cannot run: {why} ({count})" + (f". Fix: {fixes}" if fixes else "")
 
@@ -171,29 +154,36 @@ def kernel_mode() -> str:
     return mode
 
 
+def forced_lane(mode: str) -> Lane | None:
+    """The lane a mode forces; None under `auto`."""
+    return None if mode == "auto" else lanes.by_name(mode)
+
+
 def paper_needs(paper: str) -> set[str]:
     """What every cell of a paper needs together (all matrix cells, whatever the profile)."""
     return {n for c in load_paper(paper).cells_by_id.values() for n in needs(c.scenario)}
 
 
 def _place(need: set[str], survey: Survey, mode: str,
-           together: set[str] | None = None) -> tuple[str | None, list[str], list[str], list[str]]:
+           together: set[str] | None = None) -> tuple[Lane | None, list[str], list[str], list[str]]:
     """(lane, host lacks, VM lacks, UML lacks) for one cell. Under `auto` the first lane of
-    AUTO_ORDER that has everything, and `together` (the paper's needs) decides: a paper's cells are
+    testbed.lane.MEASURED that has everything, and `together` (the paper's needs) decides: a paper's cells are
     compared with one another, so all of them run on one kernel (the congestion controls' code and
     the emulator differ between lanes); a forced mode places the cell alone, on that lane. A
-    simulated cell (it needs only tool:ns3) runs on the host whatever the mode: no kernel is under test."""
+    simulated cell (it needs only tool:ns3) runs on the simulated lane, on the host, whatever the mode:
+    no kernel is under test."""
     if need == SIMULATION_NEEDS:
-        host_lacks = _lacks(survey.host, need)
-        return (None if host_lacks else "host"), host_lacks, host_lacks, host_lacks
+        host_lacks = lanes.SIMULATED.lacks(survey, need)
+        return (None if host_lacks else lanes.SIMULATED), host_lacks, host_lacks, host_lacks
     if mode == "auto" and together:
         placed = _place(need | together, survey, mode)
         if placed[0] is not None:
             return placed
-    lacks = {lane: survey.lacks(lane, need) for lane in LANES}
-    order = AUTO_ORDER if mode == "auto" else (mode,)
+    lacks = {lane: survey.lacks(lane, need) for lane in lanes.MEASURED}
+    forced = forced_lane(mode)
+    order = lanes.MEASURED if forced is None else (forced,)
     where = next((lane for lane in order if not lacks[lane]), None)
-    return where, lacks["host"], lacks["vm"], lacks["uml"]
+    return where, lacks[lanes.HOST], lacks[lanes.VM], lacks[lanes.UML]
 
 
 def paper_mode(cfg: Any) -> str:
@@ -223,14 +213,17 @@ class CannotRun(RuntimeError):
     """Neither the host kernel nor the VM can run a cell; the message names what is missing."""
 
 
-def cell_where(cell: Any) -> str:
-    """Where one cell runs now: 'uml', 'host' or 'vm' (raises CannotRun naming the missing features)."""
+def cell_lane(cell: Any) -> Lane:
+    """The lane one measured cell runs on now (raises CannotRun naming the missing features). Inside a
+    guest (the VM's or UML's own trial process) the cell runs on that guest's kernel: the host lane."""
+    if os.environ.get("TCPREPRO_IN_VM") == "1" or os.environ.get("TCPREPRO_IN_UML") == "1":
+        return lanes.HOST
     together = paper_needs(cell.paper)
     survey = take_survey(ccs={n.removeprefix("cc:") for n in together if n.startswith("cc:")})
     mode = paper_mode(load_paper(cell.paper))
     where, host_lacks, vm_lacks, uml_lacks = _place(needs(cell.scenario), survey, mode, together)
     if where is None:
-        if mode == "uml":
+        if forced_lane(mode) is lanes.UML:
             fixes = "; ".join(f"{n}: {_uml_check(survey, n).fix}" for n in uml_lacks)
             raise CannotRun(f"cell {cell.cell_id} cannot run on the UML lane: it lacks {', '.join(uml_lacks)}. "
                             f"Fix: {fixes}")

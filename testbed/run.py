@@ -1,45 +1,32 @@
 """`tcprepro trial`: run one trial of one cell, measure on the right kernel, analyse on the host.
 
-Where the measurement runs is decided per cell by testbed/placement.py: on the host when its
-kernel has every feature the cell needs, else in the VM lane (pinned Debian kernel). Either way the
-host does the analysis and decides validity; a trial whose fidelity checks fail is run again, and
-the failed attempts' records are kept under invalid-attempts/.
+Where the measurement runs is the cell's lane (testbed/lane/), placed by testbed/placement.py:
+the virtual-time UML guest, this kernel, or the VM (pinned Debian kernel); a simulated paper's model
+runs on the host. Either way the host does the analysis and decides validity; a real-time trial whose
+fidelity checks fail is run again, and the failed attempts' records are kept under invalid-attempts/.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from configuration import CHECKOUT
 from configuration.load import ConfigError, load_workflow
 from experiments import load_paper
 from testbed import attempts, cleanup, progress, trial_dir, trial_environment
-from testbed.placement import CannotRun
-from testbed.port_slots import try_slot
+from testbed import lane as lanes
+from testbed.interrupt import TrialInterrupted, install_signal_handlers
+from testbed.lane import Lane
+from testbed.placement import CannotRun, cell_lane
 
 log = logging.getLogger("tcprepro.trial")
-INTERRUPTED_CODES = {128 + 2, 128 + 15}   # the job ended by SIGINT or SIGTERM
 _ATTEMPT_KEEP = ("summary.json", "provenance.json", "trial.log", "spec.json")
-
-
-# Mininet imports distutils.version; in a venv with setuptools, its _distutils_hack (armed at start-up
-# from a .pth, so this must be in the environment before Python starts) loads all of setuptools and
-# pkg_resources for it: 0.45 s of a trial process's 0.55 s start on a host, seconds under QEMU TCG.
-# The standard library's distutils serves Mininet as well.
-FAST_DISTUTILS = "stdlib"
-
-
-class TrialFailed(RuntimeError):
-    pass
 
 
 def partial_path(final_dir: Path) -> Path:
@@ -59,156 +46,18 @@ def scheduler_job() -> dict[str, str] | None:
             "node": os.environ.get("SLURMD_NODENAME", ""), "cluster": os.environ.get("SLURM_CLUSTER_NAME", "")}
 
 
-def _where(cell: Any) -> str:
-    if os.environ.get("TCPREPRO_IN_VM") == "1" or os.environ.get("TCPREPRO_IN_UML") == "1":
-        return "host"
-    from testbed.placement import cell_where
-    return cell_where(cell)
-
-
-@contextlib.contextmanager
-def vm_slot(slots: int | None = None, lock_dir: Path | None = None,
-            busy: Callable[[int], bool] | None = None) -> Iterator[int]:
-    """Hold one of the VM's measurement slots (`vm_lanes` in config/workflow.yaml) while measuring.
-
-    The workflow may run more trials than the VM measures at once: their host-side parts (start-up,
-    the analysis) then overlap another trial's measurement instead of idling the VM. An flock, so a
-    killed holder frees its slot; `busy(index)` says whether that holder's guest job still measures
-    (testbed/shared_vm.py SharedVM.slot_in_use), and the slot is taken only once it has stopped."""
-    n = slots or max(1, int(os.environ.get("TCPREPRO_VM_LANES") or load_workflow().get("vm_lanes", 1)))
-    lock_dir = lock_dir or CHECKOUT / "results" / ".vm"
-    while (slot := try_slot(lock_dir, "measure", n)) is None:
-        time.sleep(0.2)
-    index, fd = slot
-    try:
-        while busy is not None and busy(index):
-            time.sleep(0.5)
-        yield index
-    finally:
-        os.close(fd)
-
-
-def exec_in_vm_slot(argv: list[str], cwd: Path, env: dict[str, str], checkout: Path | None = None,
-                    slots: int | None = None) -> int:
-    """Run argv in the VM lane holding a measurement slot; the job carries the slot's index, so a
-    later holder of the slot waits for it even if this process is killed."""
-    from testbed.shared_vm import SLOT_ENV, SharedVM
-    lane = SharedVM(checkout)
-    with vm_slot(slots, lane.state, busy=lane.slot_in_use) as index:
-        return lane.exec(argv, cwd, {**env, SLOT_ENV: str(index)})
-
-
-def prebuild_bpf_for_vm(spec: dict[str, Any], checkout: Path = CHECKOUT) -> list[Any]:
-    """Compile on the host, for the VM's pinned kernel, the BPF objects the trial will load there
-    (clang under TCG takes half a minute or more per object, here a second), into the cache the
-    guest reads (results/.vm/bpf). Best effort: what fails here the guest builds, or fails on, itself."""
-    from cc import bpf_build, registry
-    from testbed import kernel_btf
-    from testbed.vm_kernel import pinned_kernel
-
-    root = (checkout / "results").resolve() / ".vm" / "bpf"
-    built = []
-    try:
-        image = pinned_kernel()
-        module_params = spec.get("module_params") or {}
-        wanted = {}                 # by kernel name: one per algorithm and parameter set
-        for f in (f for f in spec["flows"] if f["kind"] == "bulk"):
-            obj = registry.bpf_object_for(f["cc"], image.release, f.get("cc_params"), f.get("cc_impl"),
-                                          module_params.get(f["cc"]))
-            if obj is not None:
-                wanted[obj[1]] = obj
-        if wanted:                  # the image's BTF only then: decompressing it takes seconds
-            kernel = bpf_build.TargetKernel(image.release, kernel_btf.image_btf(image.path, root))
-            built = [bpf_build.build(*obj, kernel, root) for _, obj in sorted(wanted.items())]
-    except Exception as exc:        # an optimisation: the guest reports real failures itself
-        log.warning("BPF objects not prebuilt on the host (the VM builds them): %s", exc)
-    return built
-
-
-def _measure_in_vm(partial: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k.startswith("TCPREPRO_") and k != "TCPREPRO_VM_ACCEL"}
-    env["SETUPTOOLS_USE_DISTUTILS"] = FAST_DISTUTILS
-    rc = exec_in_vm_slot([sys.executable, "-m", "testbed.trial", "--spec", str(partial / "spec.json"),
-                          "--out", str(partial)], cwd=CHECKOUT, env=env)
-    if rc in INTERRUPTED_CODES:
-        from testbed.trial import TrialInterrupted
-        raise TrialInterrupted(f"VM job ended with {rc}")
-    if rc != 0:
-        raise TrialFailed(f"the measurement in the VM exited {rc}")
-
-
-def _measure_in_uml(spec: dict[str, Any], partial: Path) -> None:
-    """The measurement as the job of its own UML guest (testbed/uml.py), in virtual time; what the
-    guest did with its time goes into provenance beside the measurement's own records."""
-    from cc.registry import boot_params
-    from testbed import uml
-    # The measurement reads everything from spec.json; its environment is fixed, so that nothing of
-    # the host's (a TCPREPRO_RUN_DIR, say) changes what the guest does (testbed/uml.py).
-    env = {"TCPREPRO_IN_UML": "1", "SETUPTOOLS_USE_DISTUTILS": FAST_DISTUTILS, "PYTHONHASHSEED": "0",
-           "PYTHONDONTWRITEBYTECODE": "1"}
-    # The cell's built-in algorithm parameters at boot too: some are read only when the algorithm
-    # registers (the trial's sysfs check then finds them set).
-    # The guest sees the checkout at a fixed place (uml.GUEST_CHECKOUT), whatever the host's path.
-    run = uml.run([str(uml.in_guest(Path(sys.executable), CHECKOUT)), "-m", "testbed.trial",
-                   "--spec", str(uml.GUEST_SHARE / "spec.json"), "--out", str(uml.GUEST_SHARE)],
-                  share=partial, checkout=CHECKOUT, cwd=uml.GUEST_CHECKOUT, env=env, seed=spec["variation"]["seed"],
-                  boot_params=boot_params(spec.get("module_params") or {}),
-                  # What another machine image's user space would do differently before the
-                  # measurement (other draws from the random stream, other files missed, another
-                  # set-up length), for the test that shows a trial does not depend on it
-                  # (tests/integration/test_uml_trial.py); empty otherwise.
-                  prelude=os.environ.get("TCPREPRO_UML_PRELUDE", ""),
-                  # Another image's whole user space as the guest's / (the same test, across images).
-                  userspace=uml.userspace_from_env())
-    if run.rc in INTERRUPTED_CODES:
-        from testbed.trial import TrialInterrupted
-        raise TrialInterrupted(f"UML job ended with {run.rc}")
-    if run.rc != 0:
-        raise TrialFailed(f"the measurement in the UML guest exited {run.rc} (console: {partial / uml.CONSOLE})")
-    prov_path = partial / "provenance.json"
-    prov = json.loads(prov_path.read_text())
-    info = run.kernel.info
-    prov["virtual_time"] = {"kernel_key": info["key"], "release": info["release"], "hz": info["hz"],
-                            "source": f"{info['package']} {info['version']}", "command_line": list(run.command_line),
-                            "wall_s": round(run.wall_s, 3), "virtual_s": run.virtual_s,
-                            "interrupts": run.interrupts}
-    prov["variation"] = spec["variation"]
-    from testbed.trial import tool_versions  # the guest ran the host's own binaries
-    prov["tools"] = tool_versions()
-    prov_path.write_text(json.dumps(prov, indent=2))
-
-
-def _measure_here(spec: dict[str, Any], partial: Path) -> None:
-    from testbed.trial import measure
-    measure(spec, partial)
-
-
-def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any = None,
+def run_attempt(spec: dict[str, Any], final_dir: Path, lane: Lane, binary: Any = None,
                 may_replace: trial_dir.Fingerprint | None = None) -> dict[str, Any]:
-    """One attempt: a fresh .partial directory, the measurement (or the simulation: where="sim",
-    with the model's `binary`), the host-side analysis; its rename replaces only the folder
-    `may_replace` names (testbed/trial_dir.py)."""
+    """One attempt: a fresh .partial directory, the lane's measurement (or simulation, with the
+    model's `binary`) and host-side analysis; its rename replaces only the folder `may_replace`
+    names (testbed/trial_dir.py)."""
     partial = partial_path(final_dir)
     trial_dir.clear_partial(partial)
     partial.mkdir(parents=True)
     cleanup.claim(partial)
     (partial / "spec.json").write_text(json.dumps(spec, indent=2))
     try:
-        if where == "sim":
-            from testbed import simulate
-            simulate.measure(spec, partial, binary)
-            return simulate.finalize(partial, final_dir, may_replace)
-        from testbed.finalize import finalize
-        if where == "vm":
-            prebuild_bpf_for_vm(spec)
-            _measure_in_vm(partial)
-            # The analysis can wait; the VM's emulated link, sharing these cores, cannot.
-            os.nice(19 - os.nice(0))
-        elif where == "uml":
-            _measure_in_uml(spec, partial)
-        else:
-            _measure_here(spec, partial)
-        return finalize(partial, final_dir, may_replace)
+        return lane.attempt(spec, partial, final_dir, binary, may_replace)
     except trial_dir.TakenMeanwhile:
         shutil.rmtree(partial, ignore_errors=True)
         raise
@@ -220,7 +69,7 @@ def run_attempt(spec: dict[str, Any], final_dir: Path, where: str, binary: Any =
         raise
 
 
-def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_attempts: int,
+def run_with_retries(spec: dict[str, Any], final_dir: Path, lane: Lane, max_attempts: int,
                      binary: Any = None, may_replace: trial_dir.Fingerprint | None = None) -> dict[str, Any]:
     """Up to `max_attempts` attempts until one is valid. Attempts of earlier runs of this trial
     (testbed/attempts.py) come first in invalid-attempts/ and in the count; if the last attempt is
@@ -229,7 +78,7 @@ def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_atte
     earlier = attempts.earlier_attempts(final_dir)
     archived: list[Path] = []
     for attempt in range(1, max_attempts + 1):
-        summary = run_attempt(spec, final_dir, where, binary, may_replace)
+        summary = run_attempt(spec, final_dir, lane, binary, may_replace)
         may_replace = trial_dir.fingerprint(final_dir)
         if summary["valid"] or attempt == max_attempts:
             break
@@ -252,7 +101,7 @@ def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_atte
     summary["attempt"] = len(earlier) + len(archived) + 1
     summary["invalid_attempts"] = len(earlier) + len(archived)
     summary["earlier_attempts"] = len(earlier)
-    summary["retry_next_run"] = attempts.to_retry(summary["valid"], where)
+    summary["retry_next_run"] = attempts.to_retry(summary["valid"], lane)
     (final_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     prov_path = final_dir / "provenance.json"
     if prov_path.exists():
@@ -268,14 +117,12 @@ def run_with_retries(spec: dict[str, Any], final_dir: Path, where: str, max_atte
     return summary
 
 
-def _measure(args: argparse.Namespace, spec: dict[str, Any], where: str, n_attempts: int,
+def _measure(args: argparse.Namespace, spec: dict[str, Any], lane: Lane, n_attempts: int,
              binary: Any = None) -> tuple[int, dict[str, Any] | None]:
     """run_with_retries holding the trial's lock, with an interrupt or a failure turned into its exit
     status and one clear line (the details are in the trial's log). A trial another run finished
     while this one waited for the lock, or measured, is kept: exit 0, nothing measured or replaced.
     One that was there when this run started (args.found, testbed/trial_dir.py) is replaced."""
-    from testbed.interrupt import TrialInterrupted
-
     out = args.out.resolve()
     try:
         with trial_dir.exclusive(out):
@@ -283,7 +130,7 @@ def _measure(args: argparse.Namespace, spec: dict[str, Any], where: str, n_attem
             if there is not None and there != args.found:
                 raise trial_dir.TakenMeanwhile("finished by another run while this one waited for it: kept it, "
                                                "measured nothing")
-            return 0, run_with_retries(spec, out, where, n_attempts, binary, there)
+            return 0, run_with_retries(spec, out, lane, n_attempts, binary, there)
     except trial_dir.TakenMeanwhile as exc:
         print(f"trial {args.out}: {exc}")
         return 0, None
@@ -324,6 +171,32 @@ def parse_module_params(text: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def finish_spec(spec: dict[str, Any], lane: Lane) -> dict[str, Any]:
+    """A measured trial's spec as its lane measures it (the virtual-time lane's seeded variation),
+    with the run's overrides; a ValueError names a bad override. What spec.json holds."""
+    spec = lane.prepare(spec)
+    # A run may ask the kernel implementations for other parameters than the registry's and the
+    # cell's own (scenario.module_params), e.g. TCPREPRO_MODULE_PARAMS=htcp.use_adaptive_backoff=1
+    # (the lanes' cross-validation runs the references' H-TCP); the spec carries them, so the trial
+    # is stale against the config.
+    if os.environ.get("TCPREPRO_MODULE_PARAMS"):
+        try:
+            override = parse_module_params(os.environ["TCPREPRO_MODULE_PARAMS"])
+        except ValueError as exc:
+            raise ValueError(f"TCPREPRO_MODULE_PARAMS: {exc}") from None
+        merged = {cc: dict(p) for cc, p in (spec.get("module_params") or {}).items()}
+        for cc, params in override.items():
+            merged.setdefault(cc, {}).update(params)
+        spec["module_params"] = merged
+    # config/workflow.yaml names the timed flows' generator; this overrides it for one run (the
+    # lanes' cross-validation measures both), and the trial's spec says which ran.
+    if os.environ.get("TCPREPRO_BULK_GENERATOR"):
+        spec["bulk_generator"] = os.environ["TCPREPRO_BULK_GENERATOR"]
+        if spec["bulk_generator"] not in ("iperf2", "iperf3"):
+            raise ValueError(f"TCPREPRO_BULK_GENERATOR={spec['bulk_generator']!r}: use iperf2 or iperf3")
+    return spec
+
+
 def _report_done(args: argparse.Namespace, summary: dict[str, Any], head: str, wall: float,
                  traffic_s: float) -> None:
     """The trial's one-line outcome, then the workflow's progress line when this trial updates it."""
@@ -338,8 +211,8 @@ def _report_done(args: argparse.Namespace, summary: dict[str, Any], head: str, w
 def simulate_main(args: argparse.Namespace, spec: dict[str, Any]) -> int:
     """A simulated trial: the model binary (built or reused) on the host; no kernel, VM or root.
     A deterministic simulation gives the same result when rerun, so it gets one attempt."""
+    # The model's build and adapters (numpy): a simulated trial's own, not a measured one's.
     from sim import build
-    from testbed.interrupt import TrialInterrupted, install_signal_handlers
     from testbed.simulate import model_name
 
     install_signal_handlers()
@@ -356,7 +229,7 @@ def simulate_main(args: argparse.Namespace, spec: dict[str, Any]) -> int:
         if cleanup.owner_alive(stale) is False:
             shutil.rmtree(stale, ignore_errors=True)
     t0 = time.monotonic()
-    code, summary = _measure(args, spec, "sim", 1, binary)
+    code, summary = _measure(args, spec, lanes.SIMULATED, lanes.SIMULATED.attempts(1), binary)
     if summary is None:
         return code
     wall = time.monotonic() - t0
@@ -380,73 +253,45 @@ def main(args: argparse.Namespace) -> int:
     if cfg.simulated:
         return simulate_main(args, spec)
     try:
-        where = _where(cfg.cells_by_id[args.cell])
+        lane = cell_lane(cfg.cells_by_id[args.cell])
     except CannotRun as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
-    if where != "uml" and scheduler_job():
-        print(f"error: {args.paper}/{args.cell} would be measured on the {where} lane inside cluster job "
+    if not lane.on_cluster and scheduler_job():
+        print(f"error: {args.paper}/{args.cell} would be measured on the {lane.name} lane inside cluster job "
               f"{os.environ['SLURM_JOB_ID']}; a cluster runs measured trials on the virtual-time lane only "
               "(the VM lane's bookkeeping is per machine, the host lane needs root). Fix: run the workflow "
               "with the cluster profile (it sets the lane), or TCPREPRO_KERNEL=uml", file=sys.stderr)
         return 2
-    if where != "uml" and os.geteuid() != 0:
+    if lane.needs_root and os.geteuid() != 0:
         print("error: a trial on the host kernel or in the VM builds network namespaces and qdiscs: run it as "
               "root, or on the virtual-time lane (TCPREPRO_KERNEL=uml), which needs no root", file=sys.stderr)
         return 2
-    if where == "uml":
-        from testbed import variation
-        spec = variation.apply(spec)
-    # A run may ask the kernel implementations for other parameters than the registry's and the
-    # cell's own (scenario.module_params), e.g. TCPREPRO_MODULE_PARAMS=htcp.use_adaptive_backoff=1
-    # (the lanes' cross-validation runs the references' H-TCP); the spec carries them, so the trial
-    # is stale against the config.
-    if os.environ.get("TCPREPRO_MODULE_PARAMS"):
-        try:
-            override = parse_module_params(os.environ["TCPREPRO_MODULE_PARAMS"])
-            merged = {cc: dict(p) for cc, p in (spec.get("module_params") or {}).items()}
-            for cc, params in override.items():
-                merged.setdefault(cc, {}).update(params)
-            spec["module_params"] = merged
-        except ValueError as exc:
-            print(f"error: TCPREPRO_MODULE_PARAMS: {exc}", file=sys.stderr)
-            return 2
-    # config/workflow.yaml names the timed flows' generator; this overrides it for one run (the
-    # lanes' cross-validation measures both), and the trial's spec says which ran.
-    if os.environ.get("TCPREPRO_BULK_GENERATOR"):
-        spec["bulk_generator"] = os.environ["TCPREPRO_BULK_GENERATOR"]
-        if spec["bulk_generator"] not in ("iperf2", "iperf3"):
-            print(f"error: TCPREPRO_BULK_GENERATOR={spec['bulk_generator']!r}: use iperf2 or iperf3", file=sys.stderr)
-            return 2
-    if where == "vm":
-        from testbed.shared_vm import SharedVM
-        shared = SharedVM().results
-        if not args.out.resolve().is_relative_to(shared):
-            # The guest writes its trial where the host reads it only inside the folder it shares.
-            print(f"error: {args.out} is outside {shared}, the one results folder the VM shares with "
-                  f"this host; fix: keep `results` under it (results=results/<name>), or make "
-                  f"results/ a link to where you want them", file=sys.stderr)
-            return 2
-        print(f"{args.paper}/{args.cell} trial {args.trial}: the host kernel lacks what this cell needs: "
-              f"measuring in the VM", file=sys.stderr)
+    try:
+        spec = finish_spec(spec, lane)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if refused := lane.refuse(args.out):
+        print(f"error: {refused}", file=sys.stderr)
+        return 2
+    if notice := lane.notice(spec):
+        print(notice, file=sys.stderr)
 
-    from testbed.trial import install_signal_handlers
     install_signal_handlers()
     # A guest's kernel state dies with its guest: on that lane only half-written trials can be stale.
-    cleanup.sweep(quiet=True, kernel_state=where != "uml")
+    cleanup.sweep(quiet=True, kernel_state=lane.sweeps_kernel)
     try:
-        n_attempts = max_attempts(args.max_attempts)
+        n_attempts = lane.attempts(max_attempts(args.max_attempts))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if where == "uml":
-        n_attempts = 1          # deterministic: an attempt that failed a check would fail it again
     t0 = time.monotonic()
-    code, summary = _measure(args, spec, where, n_attempts)
+    code, summary = _measure(args, spec, lane, n_attempts)
     if summary is None:
         return code
     kernel, timing = summary["kernel"], summary["timing"]
     _report_done(args, summary, f"trial {args.out}: kernel {kernel['release']} ({kernel['where']}), set-up "
                  f"{timing.get('setup_s', 0):.2f} s + tear-down {timing.get('teardown_s', 0):.2f} s",
-                 time.monotonic() - t0, 0.0 if where == "uml" else timing.get("traffic_s", 0.0))
+                 time.monotonic() - t0, 0.0 if lane.per_core else timing.get("traffic_s", 0.0))
     return 0

@@ -54,7 +54,7 @@ _UDEV_BLACKLIST = ("kvm,kvm_amd,kvm_intel,ccp,psmouse,ahci,libahci,libata,sr_mod
 # QEMU reopens its stdout/stderr by /proc/self/fd path with O_TRUNC and separate offsets, which
 # garbles a log file given directly: give it a pipe, and let cat append the pipe to the log.
 _LOGGED = '{ "$@"; echo "# virtme-ng exited with status $?"; } 2>&1 | cat >> "$0"'
-SLOT_ENV = "TCPREPRO_VM_SLOT"          # the measurement slot (testbed/run.py vm_slot) a job holds
+SLOT_ENV = "TCPREPRO_VM_SLOT"          # the measurement slot (testbed/lane/vm.py vm_slot) a job holds
 
 
 @dataclass(frozen=True)

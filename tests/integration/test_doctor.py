@@ -17,6 +17,7 @@ import pytest
 from configuration import CHECKOUT
 from experiments import load_paper
 from testbed import doctor, host_probes, kernel_config, placement, runner_checks
+from testbed import lane as lanes
 from testbed.kernel_features import BOOT_PARAMS, Check
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="needs root")]
@@ -224,7 +225,7 @@ def test_without_the_uml_lane_collateral_runs_in_the_vm_but_for_its_cubic_beta_c
     stuck = [c for c in p.cells if c.where is None]
     assert stuck and all(c.cell_id.startswith("cubic-beta08") for c in stuck), stuck
     assert all(c.vm_lacks == (BOOT_PARAMS,) for c in stuck)
-    assert all(c.where == "vm" for c in p.cells if c not in stuck), p.cells
+    assert all(c.where is lanes.VM for c in p.cells if c not in stuck), p.cells
     assert f"lacks {BOOT_PARAMS} ({len(stuck)} of {len(p.cells)} cells)" in p.summary()
     proc = run_cli("--paper", "collateral", TCPREPRO_KERNEL="vm")
     assert proc.returncode == 1, proc.stdout + proc.stderr          # some of the paper's cells cannot run
@@ -249,12 +250,12 @@ def test_a_paper_runs_on_one_kernel(pinned_release: str) -> None:
     alone = placement._place(placement.needs(t1.scenario), survey, "auto")
     if alone[1]:
         pytest.skip(f"this host lacks {alone[1]} even for Test 1: no cell of westwood fits it alone")
-    assert alone[0] == "host", alone                  # on its own, Test 1 would run on the host
+    assert alone[0] is lanes.HOST, alone                  # on its own, Test 1 would run on the host
     p = placement.plan("westwood", "quick", survey=survey, mode="auto")
-    assert {c.cell_id: c.where for c in p.cells}["cubic-t1"] == "vm"
-    assert all(c.where == "vm" for c in p.cells), p.cells
+    assert {c.cell_id: c.where for c in p.cells}["cubic-t1"] is lanes.VM
+    assert all(c.where is lanes.VM for c in p.cells), p.cells
     forced = placement.plan("westwood", "quick", survey=survey, mode="host")
-    assert {c.cell_id: c.where for c in forced.cells}["cubic-t1"] == "host"   # a forced mode places cells alone
+    assert {c.cell_id: c.where for c in forced.cells}["cubic-t1"] is lanes.HOST   # a forced mode places cells alone
 
 
 def test_auto_places_measured_papers_on_the_virtual_time_lane() -> None:
@@ -265,7 +266,7 @@ def test_auto_places_measured_papers_on_the_virtual_time_lane() -> None:
         pytest.skip(f"the UML lane is not available here: {[c for c in survey.uml_runner if not c.ok]}")
     for paper in ("collateral", "westwood", "ledbat"):
         p = placement.plan(paper, "quick", survey=survey, mode="auto")
-        assert {c.where for c in p.cells} == {"uml"}, p.summary()
+        assert {c.where for c in p.cells} == {lanes.UML}, p.summary()
         assert "virtual-time lane" in p.summary()
     bpf_only = {**load_paper("collateral").cells_by_id["htcp-rtt50-f1"].scenario}
     bpf_only["flows"] = [{**bpf_only["flows"][0], "cc_impl": "bpf"}]

@@ -164,10 +164,10 @@ def test_cancel_terminates_guest_job(lane: SharedVM, checkout: Path) -> None:
 def test_a_killed_trial_s_slot_waits_for_its_guest_job(lane: SharedVM, checkout: Path) -> None:
     """SIGKILL frees the runner's flock at once while its guest job measures on until the agent
     reaps it as an orphan (30 s without heartbeat): the next trial must not measure beside it."""
+    from testbed.lane.vm import vm_slot
     from testbed.port_slots import try_slot
-    from testbed.run import vm_slot
 
-    code = ("import sys; from pathlib import Path; from testbed.run import exec_in_vm_slot; "
+    code = ("import sys; from pathlib import Path; from testbed.lane.vm import exec_in_vm_slot; "
             f"sys.exit(exec_in_vm_slot(['sh', '-c', 'echo started; sleep 996'], Path('/'), {{}}, "
             f"checkout=Path({str(checkout)!r}), slots=1))")
     runner = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from analysis.parsers import read_tcp_probe
-from testbed.run import prebuild_bpf_for_vm
+from testbed.lane.vm import prebuild_bpf_for_vm
 from tests.integration.conftest import CHECKOUT, trial_cmd
 from tests.integration.series import HOST_TIMING_CHECKS, congestion_events, shaper_kbit, skip_unless_timed
 from tests.integration.test_vm_trial import vm_results  # noqa: F401  (the VM fixture)

@@ -8,6 +8,9 @@ import yaml
 from cc import bpf_build, registry
 from configuration.load import ConfigError, cc_key, expand_flows
 from experiments import load_paper
+from testbed import lane as lanes
+from testbed import placement
+from testbed.kernel_features import BOOT_PARAMS, Check
 from tests.unit.test_config import write_variant
 
 REGISTRY = Path(registry.REGISTRY_PATH)
@@ -162,9 +165,6 @@ def test_a_parameter_read_at_registration_needs_a_kernel_booted_with_it() -> Non
     """CUBIC reads beta when it registers: a cell that changes it needs a kernel booted with the
     value, which only the UML lane gives; fast convergence, read at each loss, needs nothing, and the
     placement of collateral's beta-0.8 cell is the UML lane or, under another lane, a loud refusal."""
-    from testbed import placement
-    from testbed.kernel_features import BOOT_PARAMS, Check
-
     for name, e in registry.registry().items():
         assert set(e.get("read_at_register") or []) <= set(e.get("module_params") or {}), name
     assert registry.read_at_register({"cubic": {"beta": 819, "fast_convergence": 0}}) == ["tcp_cubic.beta"]
@@ -177,6 +177,6 @@ def test_a_parameter_read_at_registration_needs_a_kernel_booted_with_it() -> Non
                               vm={**ok, BOOT_PARAMS: Check(BOOT_PARAMS, False, "", "the UML lane")}, runner=[],
                               host_release="6.1", vm_release="6.1-pinned",
                               uml={**ok, BOOT_PARAMS: Check(BOOT_PARAMS, True, "")}, uml_release="6.6-um")
-    assert placement._place(need, survey, "auto")[0] == "uml"
+    assert placement._place(need, survey, "auto")[0] is lanes.UML
     where, host_lacks, vm_lacks, _ = placement._place(need, survey, "host")
     assert where is None and host_lacks == [BOOT_PARAMS] and vm_lacks == [BOOT_PARAMS]

@@ -6,7 +6,7 @@ import time
 from itertools import pairwise
 from pathlib import Path
 
-from testbed.run import vm_slot
+from testbed.lane.vm import vm_slot
 
 
 def test_one_slot_admits_one_measurement_at_a_time(tmp_path: Path) -> None:

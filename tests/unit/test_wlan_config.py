@@ -14,6 +14,7 @@ from analysis import validate
 from configuration.load import NOT_PAPERS, ConfigError
 from experiments import load_paper
 from sim import build
+from testbed import lane as lanes
 from testbed import placement
 from testbed.kernel_features import Check
 
@@ -132,6 +133,6 @@ def test_simulated_cells_run_on_the_host_in_every_mode() -> None:
     ok = Check("tool:ns3", True, "libns3-dev 3.37")
     survey = placement.Survey({"tool:ns3": ok}, {"tool:ns3": ok}, [], "6.1.0", "6.1.0")
     for mode in placement.KERNEL_MODES:
-        assert placement._place(need, survey, mode, need)[0] == "host"
+        assert placement._place(need, survey, mode, need)[0] is lanes.SIMULATED   # its model, on the host
     missing = placement.Survey({"tool:ns3": Check("tool:ns3", False, "no g++", build.FIX)}, {}, [], "6.1.0", None)
     assert placement._place(need, missing, "vm", need)[0] is None
