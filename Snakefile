@@ -14,6 +14,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from configuration import environment
 from configuration.load import CELL_ID, ConfigError, check_config_args, check_workflow
 from experiments import load_paper
 from sim.build import MODELS as SIM_MODELS
@@ -47,9 +48,10 @@ except ValueError as exc:
 # Every job's Python starts without setuptools' distutils shim (testbed/run.py says why).
 os.environ.setdefault("SETUPTOOLS_USE_DISTUTILS", "stdlib")
 
-# `--config max_attempts=N` reaches each trial through its environment, not its command line: a
-# changed command would make Snakemake rerun every finished trial.
-os.environ["TCPREPRO_MAX_ATTEMPTS"] = str(config["max_attempts"])
+# The keys a trial reads (kernel, bulk_generator, module_params, max_attempts, vm_lanes) reach it
+# through its environment, not its command line: a changed command would make Snakemake rerun every
+# finished trial (configuration/environment.py JOB). Set here, once, before the papers are placed.
+os.environ.update(environment.for_jobs(config, os.environ))
 
 PROFILE = config["profile"]
 RESULTS = Path(config["results"]) / PROFILE

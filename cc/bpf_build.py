@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from configuration import CHECKOUT
+from configuration import CHECKOUT, environment
 
 SOURCES = CHECKOUT / "cc" / "bpf"
 # Headers an object may include: the BPF wrappers' own, and algorithms shared with the kernel
@@ -41,7 +41,7 @@ class BpfObject:
 
 def build_root() -> Path:
     """Per-checkout cache, or a private tmp dir where the checkout is read-only (the VM's view)."""
-    override = os.environ.get("TCPREPRO_BPF_BUILD")
+    override = environment.get("TCPREPRO_BPF_BUILD")
     if override:
         return Path(override)
     root = CHECKOUT / "build" / "bpf"

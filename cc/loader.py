@@ -21,7 +21,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-STATE_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro")) / "cc"
+from configuration import environment
+
+STATE_DIR = Path(environment.get("TCPREPRO_RUN_DIR", "/run/tcprepro") or "/run/tcprepro") / "cc"
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 

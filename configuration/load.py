@@ -11,7 +11,6 @@ import copy
 import difflib
 import hashlib
 import itertools
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from configuration import CHECKOUT, yaml_input
+from configuration import CHECKOUT, environment, yaml_input
 
 CONFIG_DIR = CHECKOUT / "config"
 SCHEMA_PATH = CONFIG_DIR / "schema" / "paper.schema.yaml"
@@ -30,7 +29,7 @@ WORKFLOW_SCHEMA_PATH = CONFIG_DIR / "schema" / "workflow.schema.yaml"
 
 def paper_dir() -> Path:
     """Where paper configs are looked up by name; tests point TCPREPRO_PAPER_DIR at small papers."""
-    return Path(os.environ.get("TCPREPRO_PAPER_DIR", CONFIG_DIR))
+    return Path(environment.get("TCPREPRO_PAPER_DIR") or CONFIG_DIR)
 
 PROFILES = ("smoke", "quick", "full")
 NOT_PAPERS = {"workflow", "congestion_controls", "crossval"}

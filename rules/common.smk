@@ -1,7 +1,7 @@
 # Helpers of every rule (the cells a run selects, where each trial runs, the inputs of trials,
 # cells and figures), the code digests that rerun the aggregation when its code changes, and the
 # trials a run's plan lists.
-from configuration import folders
+from configuration import environment, folders
 from testbed import lane as lanes
 from testbed import placement
 
@@ -56,12 +56,12 @@ def cluster_lane():
     (snakemake/api.py), so whether this sees a cluster executor at load needs checking (issue 54)."""
     if not workflow.non_local_exec:
         return
-    forced = os.environ.get("TCPREPRO_KERNEL", "uml").strip().lower() or "uml"
-    if forced not in ("uml", "auto"):
+    forced = (environment.get("TCPREPRO_KERNEL") or "uml").strip().lower() or "uml"
+    if forced not in (lanes.UML.name, "auto"):
         raise WorkflowError(f"TCPREPRO_KERNEL={forced}: a cluster runs measured trials on the virtual-time lane "
                             "only (the VM lane's bookkeeping is per machine, the host lane needs root). "
                             "Fix: unset TCPREPRO_KERNEL or set it to uml")
-    os.environ["TCPREPRO_KERNEL"] = "uml"
+    os.environ[environment.JOB["kernel"]] = lanes.UML.name       # the job protocol (configuration/environment.py)
 
 
 @cache

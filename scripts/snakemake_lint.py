@@ -36,12 +36,6 @@ EXPLAINED = (
     Explained(RULE, r"Shell command directly uses variable PY from outside of the rule",
               "PY is the venv's interpreter, an absolute path: as a rule's params it would rerun every "
               "trial of a checkout that moved"),
-    Explained(r"snakefile Snakefile", r"Environment variable TCPREPRO_MAX_ATTEMPTS\b.* used but not asserted",
-              "the Snakefile sets it for the trials from config max_attempts; envvars: would demand it of "
-              "the caller"),
-    Explained(r"snakefile rules/common\.smk", r"Environment variable TCPREPRO_KERNEL used but not asserted",
-              "optional (it forces a lane); on a cluster the workflow sets it for its jobs; envvars: "
-              "would demand it of every caller"),
 )
 
 

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from cc import registry as cc_registry
+from configuration import environment
 from testbed.cleanup import pid_alive
 from testbed.kernel_features import BOOT_PARAMS, BOOT_PARAMS_FIX, KERNEL_OPTIONS, QDISCS, Check, KernelOption, cc_names
 
-RUN_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro"))
+RUN_DIR = Path(environment.get("TCPREPRO_RUN_DIR", "/run/tcprepro") or "/run/tcprepro")
 CACHE_PATH = RUN_DIR / "host-features.json"
 BPF_CACHE_PATH = RUN_DIR / "host-bpf-probe.json"
 PROBE_CC = "trp_probe"        # the congestion control doctor registers to prove the BPF path works

@@ -10,12 +10,12 @@ trial) asks it for its own cell (`cell_lane`) with the same survey and mode.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from cc import registry as cc_registry
+from configuration import environment
 from configuration.load import is_simulated
 from experiments import load_paper
 from testbed import lane as lanes
@@ -148,7 +148,7 @@ def _cannot_run(plan: Plan, stuck: list[CellPlan]) -> str:
 
 
 def kernel_mode() -> str:
-    mode = os.environ.get("TCPREPRO_KERNEL", "auto").strip().lower() or "auto"
+    mode = (environment.get("TCPREPRO_KERNEL") or "auto").strip().lower() or "auto"
     if mode not in KERNEL_MODES:
         raise ValueError(f"TCPREPRO_KERNEL={mode!r}: choose one of {', '.join(KERNEL_MODES)}")
     return mode
@@ -216,7 +216,7 @@ class CannotRun(RuntimeError):
 def cell_lane(cell: Any) -> Lane:
     """The lane one measured cell runs on now (raises CannotRun naming the missing features). Inside a
     guest (the VM's or UML's own trial process) the cell runs on that guest's kernel: the host lane."""
-    if os.environ.get("TCPREPRO_IN_VM") == "1" or os.environ.get("TCPREPRO_IN_UML") == "1":
+    if environment.flag("TCPREPRO_IN_VM") or environment.flag("TCPREPRO_IN_UML"):
         return lanes.HOST
     together = paper_needs(cell.paper)
     survey = take_survey(ccs={n.removeprefix("cc:") for n in together if n.startswith("cc:")})

@@ -17,9 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from configuration import environment
 from configuration.load import PORT_BLOCK
 
-SLOT_DIR = Path(os.environ.get("TCPREPRO_RUN_DIR", "/run/tcprepro")) / "lanes"
+SLOT_DIR = Path(environment.get("TCPREPRO_RUN_DIR", "/run/tcprepro") or "/run/tcprepro") / "lanes"
 MAX_SLOTS = 64
 PORT_BASE = 20000
 

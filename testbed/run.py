@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from configuration import environment
 from configuration.load import ConfigError, load_workflow
 from experiments import load_paper
 from testbed import attempts, cleanup, progress, trial_dir, trial_environment
@@ -150,8 +151,8 @@ def max_attempts(given: int | None) -> int:
     (the workflow's config), else config/workflow.yaml's max_attempts; at least 1."""
     if given is not None:
         value, source = str(given), "--max-attempts"
-    elif os.environ.get("TCPREPRO_MAX_ATTEMPTS"):
-        value, source = os.environ["TCPREPRO_MAX_ATTEMPTS"], "TCPREPRO_MAX_ATTEMPTS"
+    elif given_env := environment.get("TCPREPRO_MAX_ATTEMPTS"):
+        value, source = given_env, "TCPREPRO_MAX_ATTEMPTS"
     else:
         value, source = str(load_workflow()["max_attempts"]), "config/workflow.yaml max_attempts"
     if not value.lstrip("-").isdigit() or int(value) < 1:
@@ -176,22 +177,22 @@ def finish_spec(spec: dict[str, Any], lane: Lane) -> dict[str, Any]:
     with the run's overrides; a ValueError names a bad override. What spec.json holds."""
     spec = lane.prepare(spec)
     # A run may ask the kernel implementations for other parameters than the registry's and the
-    # cell's own (scenario.module_params), e.g. TCPREPRO_MODULE_PARAMS=htcp.use_adaptive_backoff=1
-    # (the lanes' cross-validation runs the references' H-TCP); the spec carries them, so the trial
-    # is stale against the config.
-    if os.environ.get("TCPREPRO_MODULE_PARAMS"):
+    # cell's own (scenario.module_params): the workflow key module_params, e.g.
+    # htcp.use_adaptive_backoff=1 (the lanes' cross-validation runs the references' H-TCP), reaches
+    # the trial as TCPREPRO_MODULE_PARAMS; the spec carries them, so the trial is stale against the config.
+    if given := environment.get("TCPREPRO_MODULE_PARAMS"):
         try:
-            override = parse_module_params(os.environ["TCPREPRO_MODULE_PARAMS"])
+            override = parse_module_params(given)
         except ValueError as exc:
             raise ValueError(f"TCPREPRO_MODULE_PARAMS: {exc}") from None
         merged = {cc: dict(p) for cc, p in (spec.get("module_params") or {}).items()}
         for cc, params in override.items():
             merged.setdefault(cc, {}).update(params)
         spec["module_params"] = merged
-    # config/workflow.yaml names the timed flows' generator; this overrides it for one run (the
-    # lanes' cross-validation measures both), and the trial's spec says which ran.
-    if os.environ.get("TCPREPRO_BULK_GENERATOR"):
-        spec["bulk_generator"] = os.environ["TCPREPRO_BULK_GENERATOR"]
+    # The workflow's key bulk_generator (the lanes' cross-validation measures both) reaches the
+    # trial as TCPREPRO_BULK_GENERATOR over config/workflow.yaml's; the trial's spec says which ran.
+    if generator := environment.get("TCPREPRO_BULK_GENERATOR"):
+        spec["bulk_generator"] = generator
         if spec["bulk_generator"] not in ("iperf2", "iperf3"):
             raise ValueError(f"TCPREPRO_BULK_GENERATOR={spec['bulk_generator']!r}: use iperf2 or iperf3")
     return spec

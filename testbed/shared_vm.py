@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from configuration import environment
 from testbed import vng
 from testbed.job_relay import CancelFlag, Cancelled, Tail, read_int, request_cancel
 from testbed.process_groups import host_boot_id, kill_group, proc_stat, reap_children, track_child
@@ -71,7 +72,7 @@ class VMConfig:
 
     @classmethod
     def from_env(cls) -> VMConfig:
-        env = os.environ
+        env = environment.view()
         d = cls()
         return cls(
             cpus=int(env.get("TCPREPRO_VM_CPUS", d.cpus)),
@@ -291,7 +292,7 @@ class SharedVM:
 
         SIGINT/SIGTERM (when called from the main thread) cancel the guest job: it gets SIGTERM,
         is killed after the grace period, and this returns 128 + the signal number."""
-        if os.environ.get("TCPREPRO_IN_VM") == "1":
+        if environment.flag("TCPREPRO_IN_VM"):
             # Already in the guest (a job that calls vm_exec again): just run it.
             return subprocess.call(argv, cwd=cwd, env={**os.environ, **(env or {})})
         cancel = CancelFlag()

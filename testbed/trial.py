@@ -26,7 +26,7 @@ from typing import Any
 from mininet.net import Mininet
 
 from cc.registry import CcChoice, provide
-from configuration import CHECKOUT
+from configuration import CHECKOUT, environment
 from testbed import fidelity, port_slots, shaping
 from testbed.interrupt import TrialInterrupted, install_signal_handlers
 from testbed.tracing import ProbeTrace
@@ -193,11 +193,11 @@ def tool_versions() -> dict[str, str]:
 
 
 def where_running() -> dict[str, Any]:
-    if os.environ.get("TCPREPRO_IN_UML") == "1":
+    if environment.flag("TCPREPRO_IN_UML"):
         return {"release": platform.release(), "where": "uml", "accel": None}
-    in_vm = os.environ.get("TCPREPRO_IN_VM") == "1"
+    in_vm = environment.flag("TCPREPRO_IN_VM")
     return {"release": platform.release(), "where": "vm" if in_vm else "host",
-            "accel": os.environ.get("TCPREPRO_VM_ACCEL_USED") if in_vm else None}
+            "accel": environment.get("TCPREPRO_VM_ACCEL_USED") if in_vm else None}
 
 
 # The UML kernel's knob (kernel/uml/patches/0006): a write rekeys the guest's random state from its
@@ -666,7 +666,7 @@ def measure(spec: dict[str, Any], partial: Path) -> dict[str, Any]:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)      # the phase timings belong in trial.log whoever configured logging
-    in_vm = os.environ.get("TCPREPRO_IN_VM") == "1"
+    in_vm = environment.flag("TCPREPRO_IN_VM")
     try:
         with _scratch(partial, local=in_vm) as out:
             return _measure_into(spec, partial, out)
@@ -690,7 +690,7 @@ def _measure_into(spec: dict[str, Any], partial: Path, out: Path) -> dict[str, A
     prov.update({"kernel": kernel, "paper": spec["paper"], "cell": spec["cell"], "trial": spec["trial"],
                  "config_sha256": spec.get("config_sha256"),
                  # in a UML guest every process costs the host milliseconds: the host adds them
-                 "tools": {} if os.environ.get("TCPREPRO_IN_UML") == "1" else tool_versions(),
+                 "tools": {} if environment.flag("TCPREPRO_IN_UML") else tool_versions(),
                  "timing": trial.timing})
     (partial / "provenance.json").write_text(json.dumps(prov, indent=2, default=str))
     log.info("set-up %.2f s, tear-down %.2f s", trial.timing.get("setup_s", -1), trial.timing.get("teardown_s", -1))

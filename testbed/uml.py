@@ -46,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from configuration import environment
 from testbed.uml_kernel import UmlKernel, ensure
 
 GUEST_INIT = Path(__file__).resolve().with_name("uml_init")
@@ -92,7 +93,7 @@ class Limits:
         """The limits, TCPREPRO_UML_* overriding each; a value that is not one is a ValueError naming
         the variable (the memory goes onto the guest's kernel command line: a size, nothing else)."""
         d = cls()
-        env = os.environ
+        env = environment.view()
         memory = env.get("TCPREPRO_UML_MEMORY", d.memory).strip()
         size = re.fullmatch(r"(\d{1,6})([MG])", memory)
         mib = int(size.group(1)) * (1024 if size.group(2) == "G" else 1) if size else 0
@@ -214,7 +215,7 @@ def userspace_from_env() -> Path | None:
     of the host's, for the test that a trial does not depend on the image's user space; None when
     unset. A ValueError naming the variable when it is not a tree a guest can run on, or the caller
     is not root (the UML process starts chrooted there)."""
-    raw = os.environ.get("TCPREPRO_UML_USERSPACE", "").strip()
+    raw = (environment.get("TCPREPRO_UML_USERSPACE") or "").strip()
     if not raw:
         return None
     tree = Path(raw)

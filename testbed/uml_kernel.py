@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from configuration import CHECKOUT
+from configuration import CHECKOUT, environment
 
 DEFINITION = CHECKOUT / "kernel" / "uml"
 REGISTRY = CHECKOUT / "config" / "congestion_controls.yaml"
@@ -59,7 +59,7 @@ class UmlKernel:
 
 
 def build_root() -> Path:
-    return Path(os.environ.get("TCPREPRO_UML_BUILD") or CHECKOUT / "build" / "uml")
+    return Path(environment.get("TCPREPRO_UML_BUILD") or CHECKOUT / "build" / "uml")
 
 
 def definition() -> dict[str, Any]:

@@ -8,12 +8,12 @@ The VM they all share is testbed/shared_vm.py; the first line above is the comma
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from configuration import environment
 from testbed.shared_vm import CHECKOUT, SharedVM
 from testbed.vm_errors import VMError
 
@@ -34,7 +34,7 @@ def status(checkout: Path | None = None) -> dict[str, Any] | None:
 
 def _forwarded_env(pairs: list[str]) -> dict[str, str]:
     """The host's TCPREPRO_* settings travel with the job; --env K=V adds more."""
-    env = {k: v for k, v in os.environ.items() if k.startswith("TCPREPRO_") and k != "TCPREPRO_VM_ACCEL"}
+    env = environment.forwarded()
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:

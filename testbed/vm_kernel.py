@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from configuration import environment
 from testbed import vng
 from testbed.process_groups import kill_group
 from testbed.vm_errors import KernelNotFoundError
@@ -54,7 +55,7 @@ def _host_boot_id() -> str:
 def kvm_usable(kernel: KernelImage | None = None, timeout: float = 40.0) -> bool:
     """Whether a KVM guest really boots here (an openable /dev/kvm is not enough: guests hang
     or abort on some hosts). Probed once per host boot and cached; TCPREPRO_VM_ACCEL overrides."""
-    override = os.environ.get("TCPREPRO_VM_ACCEL", "")
+    override = environment.get("TCPREPRO_VM_ACCEL", "") or ""
     if override:
         if override not in ("kvm", "tcg"):
             raise ValueError(f"TCPREPRO_VM_ACCEL={override!r}: use kvm or tcg")

@@ -7,14 +7,13 @@ seeded (testbed/variation.py); the guest's kernel and time go into provenance as
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cc.registry import boot_params
-from configuration import CHECKOUT
+from configuration import CHECKOUT, environment
 from testbed import uml as runner
 from testbed import variation
 from testbed.interrupt import TrialInterrupted
@@ -62,7 +61,7 @@ class UmlLane(Lane):
                          # measurement (other draws from the random stream, other files missed, another
                          # set-up length), for the test that shows a trial does not depend on it
                          # (tests/integration/test_uml_trial.py); empty otherwise.
-                         prelude=os.environ.get("TCPREPRO_UML_PRELUDE", ""),
+                         prelude=environment.get("TCPREPRO_UML_PRELUDE") or "",
                          # Another image's whole user space as the guest's / (the same test, across images).
                          userspace=runner.userspace_from_env())
         if run.rc in INTERRUPTED_CODES:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cc import bpf_build, registry
-from configuration import CHECKOUT
+from configuration import CHECKOUT, environment
 from configuration.load import load_workflow
 from testbed import kernel_btf
 from testbed.interrupt import TrialInterrupted
@@ -41,7 +41,7 @@ def vm_slot(slots: int | None = None, lock_dir: Path | None = None,
     the analysis) then overlap another trial's measurement instead of idling the VM. An flock, so a
     killed holder frees its slot; `busy(index)` says whether that holder's guest job still measures
     (testbed/shared_vm.py SharedVM.slot_in_use), and the slot is taken only once it has stopped."""
-    n = slots or max(1, int(os.environ.get("TCPREPRO_VM_LANES") or load_workflow().get("vm_lanes", 1)))
+    n = slots or max(1, int(environment.get("TCPREPRO_VM_LANES") or load_workflow().get("vm_lanes", 1)))
     lock_dir = lock_dir or CHECKOUT / "results" / ".vm"
     while (slot := try_slot(lock_dir, "measure", n)) is None:
         time.sleep(0.2)
@@ -113,7 +113,7 @@ class VmLane(Lane):
 
     def measure(self, spec: dict[str, Any], partial: Path, binary: Any = None) -> None:
         prebuild_bpf_for_vm(spec)
-        env = {k: v for k, v in os.environ.items() if k.startswith("TCPREPRO_") and k != "TCPREPRO_VM_ACCEL"}
+        env = environment.forwarded()
         env["SETUPTOOLS_USE_DISTUTILS"] = FAST_DISTUTILS
         rc = exec_in_vm_slot([sys.executable, "-m", "testbed.trial", "--spec", str(partial / "spec.json"),
                               "--out", str(partial)], cwd=CHECKOUT, env=env)
