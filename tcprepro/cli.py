@@ -116,8 +116,8 @@ def diff(ns: argparse.Namespace) -> int:
 
     # deferred: the analysis and the config loader (jsonschema), which --help does without
     from analysis import resultset
+    from analysis.report.against_reference import compare
     from configuration.load import ConfigError
-    from tcprepro.reference import compare
 
     try:
         result = compare(ns.a, ns.b)

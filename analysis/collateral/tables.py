@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.collateral.run import Run
-from analysis.compare import Table, build_table, write_table
+from analysis.paper_tables import Table, build_table, write_table
 
 
 def tables(run: Run) -> dict[str, Table]:

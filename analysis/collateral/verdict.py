@@ -10,7 +10,7 @@ from analysis.collateral import claims as collateral
 from analysis.collateral import investigation, investigation_cubic, modes
 from analysis.collateral.run import CCS, RTTS, Run
 from analysis.collateral.tables import tables
-from analysis.compare import to_markdown
+from analysis.paper_tables import to_markdown
 from analysis.report import claims_markdown
 from analysis.report.paper_run import provenance_facts, this_run_lines, write_verdict
 from analysis.report.verdict_head import verdict_head

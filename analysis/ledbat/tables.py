@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.compare import Row, Table, build_table, cell_value, write_table
 from analysis.ledbat.run import Run
+from analysis.paper_tables import Row, Table, build_table, cell_value, write_table
 
 
 def completion(run: Run) -> Table:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.compare import to_markdown
 from analysis.ledbat import claims as lc
 from analysis.ledbat import investigation_arrivals, investigation_delack
 from analysis.ledbat import metrics as lb
 from analysis.ledbat.plots import FIGURES
 from analysis.ledbat.run import Run
 from analysis.ledbat.tables import completion, summary, summary_markdown
+from analysis.paper_tables import to_markdown
 from analysis.report import claims_markdown
 from analysis.report.paper_run import (
     choices_lines,

@@ -17,7 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from analysis.compare import load_cells
+from analysis.paper_tables import load_cells
 from cc.registry import entry
 from configuration import CHECKOUT
 from configuration.load import CONFIG_DIR, PROFILES, PaperConfig

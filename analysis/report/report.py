@@ -21,13 +21,13 @@ from typing import Any
 
 from analysis import staleness
 from analysis.report import claims_markdown
+from analysis.report.against_reference import current_spec
 from analysis.report.captions import caption
 from analysis.report.rejudge import archive_folder, archived
 from analysis.resultset import ResultSet, ResultSetError, load
 from configuration import CHECKOUT
 from configuration.load import CONFIG_DIR, NOT_PAPERS, PaperConfig
 from experiments import load_paper
-from tcprepro.reference import current_spec
 
 
 def report_path(figures: Path, profile: str) -> Path:

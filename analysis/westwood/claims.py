@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.compare import cell_value
+from analysis.paper_tables import cell_value
 from analysis.report.paper_run import cc_label, claims_of
 from analysis.verdicts import (
     Comparison,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.compare import Table, build_table, write_table
+from analysis.paper_tables import Table, build_table, write_table
 from analysis.westwood.run import Run
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.compare import to_markdown
+from analysis.paper_tables import to_markdown
 from analysis.report import claims_markdown
 from analysis.report.paper_run import (
     cc_label,

@@ -6,7 +6,7 @@ import csv
 import io
 from pathlib import Path
 
-from analysis.compare import Table, build_table, cell_value, write_table
+from analysis.paper_tables import Table, build_table, cell_value, write_table
 from analysis.wlan.run import Run
 
 QUEUE_COLUMNS = ("ap_q1_enq_data", "ap_q1_enq_ack", "ap_q1_enq_other", "ap_q2_enq_data", "ap_q2_enq_ack",

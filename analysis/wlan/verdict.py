@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from analysis.compare import to_markdown
+from analysis.paper_tables import to_markdown
 from analysis.report import claims_markdown
 from analysis.report.paper_run import choices_lines, write_verdict
 from analysis.report.verdict_head import verdict_head

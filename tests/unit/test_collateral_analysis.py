@@ -13,8 +13,8 @@ import pytest
 
 from analysis.collateral.claims import CCS, Cells, judge_claims
 from analysis.collateral.plots import EpochSeries, fig2a, fig2b, middle_epochs
-from analysis.compare import build_table, to_csv, to_markdown
 from analysis.epochs import backoff_depths, congestion_events, epochs
+from analysis.paper_tables import build_table, to_csv, to_markdown
 from analysis.summarize import summarize_trial
 from experiments import load_paper
 from tests.unit.test_analysis_summarize import DATA, make_trial, spec

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from analysis import diffing, resultset
-from analysis.compare import Column, Row, Table, to_csv, to_markdown
+from analysis import resultset, resultset_diff
+from analysis.paper_tables import Column, Row, Table, to_csv, to_markdown
 from analysis.report import report
 from archive import trials as archive
 from experiments import load_paper
@@ -67,7 +67,7 @@ def test_numbers_beyond_their_tolerance_and_changed_verdicts(tmp_path: Path) -> 
                                     {"goodput_same": "reproduced", "cubic_most_latency": "partly"}))
     ref = resultset.load(make_set(tmp_path / "b", {"cubic-rtt50-f1": (111.9, 0.3), "htcp-rtt50-f1": (111.5, None)},
                                   {"goodput_same": "reproduced", "cubic_most_latency": "reproduced"}))
-    d = diffing.diff(fresh, ref, diffing.tolerances(REFERENCE, "full"), "fresh", "ref")
+    d = resultset_diff.diff(fresh, ref, resultset_diff.tolerances(REFERENCE, "full"), "fresh", "ref")
     # cubic's mean moved 0.7 (within ±1); htcp's 1.5 (beyond); std has no tolerance: exact
     assert [(m.key[1], m.key[2]) for m in d.moved] == [("htcp-rtt50-f1", "mean")]
     assert [(m.key[1], m.key[2]) for m in d.one_sided] == [("htcp-rtt50-f1", "std")]
@@ -78,21 +78,21 @@ def test_numbers_beyond_their_tolerance_and_changed_verdicts(tmp_path: Path) -> 
     assert "table1 htcp-rtt50-f1 mean: fresh 113, ref 111.5 (moved +1.5; tolerance ±1)" in text
     assert "cubic_most_latency: fresh partly, ref reproduced" in text
     # the smoke profile's tolerance is wider: nothing moved there
-    smoke = diffing.diff(fresh, ref, diffing.tolerances(REFERENCE, "smoke"))
+    smoke = resultset_diff.diff(fresh, ref, resultset_diff.tolerances(REFERENCE, "smoke"))
     assert not smoke.moved
 
 
 def test_same_verdicts_exit_zero_unless_strict(tmp_path: Path) -> None:
     a = resultset.load(make_set(tmp_path / "a", {"cubic-rtt50-f1": (111.2, 0.3)}, {"x": "reproduced"}))
     b = resultset.load(make_set(tmp_path / "b", {"cubic-rtt50-f1": (115.0, 0.3)}, {"x": "reproduced"}))
-    d = diffing.diff(a, b, diffing.tolerances(REFERENCE, "full"))
+    d = resultset_diff.diff(a, b, resultset_diff.tolerances(REFERENCE, "full"))
     assert len(d.moved) == 1 and d.exit_code() == 0 and d.exit_code(strict=True) == 1
 
 
 def test_against_the_papers_numbers(tmp_path: Path) -> None:
     rs = resultset.load(make_set(tmp_path, {"cubic-rtt50-f1": (111.7, 0.01), "htcp-rtt50-f1": (None, None)},
                                  {"goodput_same": "reproduced", "more_retransmissions": "not reproduced"}))
-    d = diffing.diff(rs, resultset.paper_side(rs), diffing.tolerances(REFERENCE, "full"), "run", "paper")
+    d = resultset_diff.diff(rs, resultset.paper_side(rs), resultset_diff.tolerances(REFERENCE, "full"), "run", "paper")
     assert not d.moved                                          # 111.7 vs 111.8 is inside ±1
     assert {m.key[1] for m in d.one_sided} == {"htcp-rtt50-f1"}  # the cell this run did not measure
     assert [(v.claim, v.a, v.b) for v in d.verdicts] == [("more_retransmissions", "not reproduced", "reproduced")]
@@ -102,7 +102,7 @@ def test_a_diff_compares_one_paper(tmp_path: Path) -> None:
     a = resultset.load(make_set(tmp_path / "a", {"x-1": (1.0, 1.0)}, {}))
     b = resultset.load(make_set(tmp_path / "b", {"x-1": (1.0, 1.0)}, {}, paper="westwood"))
     with pytest.raises(ValueError, match="one paper"):
-        diffing.diff(a, b, {})
+        resultset_diff.diff(a, b, {})
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -212,7 +212,7 @@ def test_stale_result_sets_are_flagged_in_the_report_and_the_diff(tmp_path: Path
     """A result set records per cell what its trials ran; when the config now gives that cell
     another spec, the report and `tcprepro diff` say so."""
     from analysis import staleness
-    from tcprepro import reference
+    from analysis.report import against_reference as reference
 
     cfg = load_paper("collateral")
     spec = cfg.trial_spec("cubic-rtt50-f1", 1, "full")
@@ -236,7 +236,7 @@ def test_stale_result_sets_are_flagged_in_the_report_and_the_diff(tmp_path: Path
 
 
 def test_a_run_is_checked_against_the_committed_reference_of_its_profile(tmp_path: Path, capsys) -> None:
-    from tcprepro import reference
+    from analysis.report import against_reference as reference
 
     run, refs = tmp_path / "run", tmp_path / "refs"
     make_set(run, {"cubic-rtt50-f1": (110.0, 0.0)}, {"goodput_same": "reproduced"}, profile="smoke")
@@ -261,7 +261,7 @@ def test_a_run_is_checked_against_the_committed_reference_of_its_profile(tmp_pat
 def test_a_run_without_the_references_numbers_fails_the_check(tmp_path: Path, capsys) -> None:
     """A run whose trials were all invalid has no numbers; its verdicts ("not evaluated") may even
     match a one-cell reference's, yet the check must fail and say why."""
-    from tcprepro import reference
+    from analysis.report import against_reference as reference
 
     run, refs = tmp_path / "run", tmp_path / "refs"
     make_set(run, {"cubic-rtt50-f1": (None, None)}, {"goodput_same": "not evaluated"}, profile="smoke")
@@ -280,7 +280,7 @@ def test_a_run_without_the_references_numbers_fails_the_check(tmp_path: Path, ca
 def test_a_relative_tolerance_is_a_fraction_of_the_reference_side() -> None:
     """Against the paper's 370 with 15 %: 425.5 is the edge, 426 is beyond it (a tolerance taken of
     the larger number, 426, would have let it through)."""
-    t = diffing.Tolerance(rel=0.15)
+    t = resultset_diff.Tolerance(rel=0.15)
     assert t.allows(425.5, 370) and not t.allows(426, 370)
     assert t.allows(314.5, 370) and not t.allows(314.4, 370)
     assert str(t) == "±15 %"

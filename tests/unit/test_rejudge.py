@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.compare import build_table, write_table
+from analysis.paper_tables import build_table, write_table
 from analysis.report import rejudge
 from experiments import load_paper
 

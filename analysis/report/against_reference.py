@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from analysis import diffing, resultset, staleness
+from analysis import resultset, resultset_diff, staleness
 from configuration import CHECKOUT
 from configuration.load import CONFIG_DIR, NOT_PAPERS, ConfigError, PaperConfig
 from experiments import load_paper
@@ -22,13 +22,14 @@ from experiments import load_paper
 REFERENCE_NAMES = {"full": "full", "smoke": "smoke-reference"}
 
 
-def compare(a_path: Path | str, b_path: Path | str) -> diffing.Diff:
+def compare(a_path: Path | str, b_path: Path | str) -> resultset_diff.Diff:
     """Diff result set a against b, or against its paper's own numbers when b is `paper`; either side
     built from trials the paper's config no longer describes is named (analysis/staleness.py)."""
     a = resultset.load(a_path)
     b = resultset.paper_side(a) if str(b_path) == "paper" else resultset.load(b_path)
     cfg = load_paper(CONFIG_DIR / f"{a.paper}.yaml")
-    out = diffing.diff(a, b, diffing.tolerances(cfg.data.get("reference", {}), a.profile), str(a_path), str(b_path))
+    tolerances = resultset_diff.tolerances(cfg.data.get("reference", {}), a.profile)
+    out = resultset_diff.diff(a, b, tolerances, str(a_path), str(b_path))
     for label, rs in ((str(a_path), a), (str(b_path), b)):
         lines = staleness.result_set_lines(rs.provenance, f"config/{a.paper}.yaml", cfg.sha256,
                                            current_spec(cfg, rs.profile))
@@ -53,7 +54,7 @@ def reference_dir(paper: str, profile: str, root: Path = CHECKOUT / "figures") -
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tcprepro.reference", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m analysis.report.against_reference", description=__doc__.split("\n")[0])
     ap.add_argument("--profile", required=True)
     ap.add_argument("--figures", type=Path, default=CHECKOUT / "figures", help="the run's figures folder")
     ap.add_argument("--references", type=Path, default=CHECKOUT / "figures",
