@@ -24,6 +24,7 @@ def load_schema(name: str) -> dict[str, Any]:
 
 def validate(doc: Any, name: str) -> None:
     """Raise jsonschema.ValidationError if `doc` does not match schema `name`."""
+    # deferred: jsonschema is slow to import, and only validation needs it
     import jsonschema
 
     schema = load_schema(name)
@@ -33,6 +34,7 @@ def validate(doc: Any, name: str) -> None:
 def require_valid(doc: Any, name: str) -> None:
     """What a trial writes must match its documented format; a mismatch is a bug, named in one line
     (RuntimeError) rather than a schema library's multi-line report."""
+    # deferred: jsonschema is slow to import, and only validation needs it
     import jsonschema
 
     try:

@@ -8,6 +8,7 @@ are dropped (method "trimmed"); with n < 3 nothing can be dropped and the plain 
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
@@ -207,7 +208,6 @@ def _trial_sort_key(td: Path) -> tuple[int, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m analysis.aggregate --expected N CELL_DIR [TRIAL_DIR...]`: write CELL_DIR/cell.json."""
-    import argparse
 
     ap = argparse.ArgumentParser(prog="python -m analysis.aggregate", description=main.__doc__)
     ap.add_argument("cell_dir", type=Path, help="the cell's folder; cell.json is written there")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -346,7 +347,6 @@ def read_iperf2_csv(path: Path | str) -> Iperf2Report | None:
 def first_syn_times(pcap: Path | str) -> dict[int, float]:
     """{destination port: CLOCK_REALTIME seconds} of the first SYN (without ACK) to each port:
     when each connection of a capture was opened."""
-    import subprocess
 
     out = subprocess.run(["tcpdump", "-r", str(pcap), "-tt", "-nn",
                           "tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn"], capture_output=True, text=True).stdout
@@ -360,7 +360,6 @@ def read_acks(pcap: Path | str, receiver_ip: str, port: int) -> pd.DataFrame:
     """t (CLOCK_REALTIME seconds) and relative ack number of every segment the receiver sent on
     `port`, as tcpdump decodes them (relative to the sender's initial sequence number). SYN
     segments are left out: tcpdump prints their numbers absolute."""
-    import subprocess
 
     out = subprocess.run(["tcpdump", "-r", str(pcap), "-tt", "-nn", f"src host {receiver_ip} and src port {port}"],
                          capture_output=True, text=True).stdout

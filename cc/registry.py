@@ -74,6 +74,7 @@ def _load_registry(path: Path, _mtime: int) -> dict[str, dict[str, Any]]:
     stamp = VALIDATED_DIR / hashlib.sha256((text + "\0" + schema_text).encode()).hexdigest()
     if stamp.exists():
         return data
+    # deferred: jsonschema is slow to import, and only validation needs it
     import jsonschema
 
     errors = sorted(jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA_PATH.read_text())).iter_errors(data),

@@ -7,6 +7,7 @@ module lazily, so `--help` and unrelated commands do not pay for (or break on) i
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ def doctor(ns: argparse.Namespace) -> int:
              help="runs of a trial whose fidelity checks fail (default: $TCPREPRO_MAX_ATTEMPTS, "
                   "else config/workflow.yaml)"))
 def trial(ns: argparse.Namespace) -> int:
+    # deferred: the trial's machinery (Mininet on the host lane), which --help does without
     from testbed.run import main as run_trial
     return run_trial(ns)
 
@@ -83,6 +85,7 @@ def trial(ns: argparse.Namespace) -> int:
          arg("--results", type=Path, default=None, metavar="DIR",
              help="the results folder of the runs (the workflow's `results=`; default: results/)"))
 def cleanup(ns: argparse.Namespace) -> int:
+    # deferred: the testbed, which --help does without
     from testbed.cleanup import sweep
     if ns.results is not None and not ns.results.is_dir():
         print(f"error: --results {ns.results}: no such folder", file=sys.stderr)
@@ -96,6 +99,7 @@ def cleanup(ns: argparse.Namespace) -> int:
          arg("--quiet", action="store_true", help="print nothing when stopping"),
          arg("--if-idle", action="store_true", help="stop only if no job runs (another workflow may use it)"))
 def vm(ns: argparse.Namespace) -> int:
+    # deferred: the VM lane's code, which --help does without
     from testbed import vm as lane
     if ns.action == "stop":
         stopped = lane.stop(if_idle=ns.if_idle)
@@ -112,7 +116,6 @@ def vm(ns: argparse.Namespace) -> int:
          arg("--strict", action="store_true", help="exit 1 also when a number moved"),
          arg("--json", action="store_true", help="machine-readable output (the same exit status)"))
 def diff(ns: argparse.Namespace) -> int:
-    import json
 
     # deferred: the analysis and the config loader (jsonschema), which --help does without
     from analysis import resultset
@@ -146,7 +149,6 @@ def diff(ns: argparse.Namespace) -> int:
              help="the archive folder (default: each paper's, config/<paper>.yaml `archive`, else data/)"),
          arg("--json", action="store_true", help="machine-readable output of status (the same exit status)"))
 def archive(ns: argparse.Namespace) -> int:
-    import json
 
     # deferred: the archive and the config loader (jsonschema), which --help does without
     from archive import trials as arc
@@ -229,6 +231,7 @@ class VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
+        # deferred: it may run git, only when --version is asked for
         from tcprepro.version import describe
         print(describe())
         parser.exit()

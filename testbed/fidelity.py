@@ -141,6 +141,8 @@ def packet_size_check(qdisc_csv: Path) -> dict[str, Any]:
     attempts back (LEDBAT quick runs, 2026-11-22). A GSO super-packet (2-44 segments per skb)
     lifts nearly every sample instead, so the 90th percentile still catches it.
     """
+    # deferred: analysis pulls in pandas and numpy, which the measuring process (testbed/trial.py,
+    # in the guest) does without; only the checks after the trial need them
     from analysis.metrics import role_samples  # pandas: imported only where the analysis runs
     from analysis.parsers import read_qdisc
 
@@ -161,6 +163,8 @@ Window = tuple[float | None, float | None]
 def saturation_rate_check(qdisc_csv: Path, spec: shaping.DirectionSpec,
                           window: Window = (None, None), tol: Tolerances = REAL_TIME) -> dict[str, Any]:
     """Bottleneck rate while its queue was backlogged, against the configured rate (forward)."""
+    # deferred: analysis pulls in pandas and numpy, which the measuring process (testbed/trial.py,
+    # in the guest) does without; only the checks after the trial need them
     from analysis.metrics import saturation_rate_kbit
     from analysis.parsers import read_qdisc
 
@@ -177,6 +181,8 @@ def worst_window_rate_check(qdisc_csv: Path, spec: shaping.DirectionSpec,
                             window: Window = (None, None), tol: Tolerances = REAL_TIME) -> dict[str, Any]:
     """The slowest 0.5-s stretch of a backlogged bottleneck against the configured rate."""
     tolerance = round(tol.window_rate_tolerance(spec.rate_kbit), 4)
+    # deferred: analysis pulls in pandas and numpy, which the measuring process (testbed/trial.py,
+    # in the guest) does without; only the checks after the trial need them
     import numpy as np
 
     from analysis.metrics import role_samples, saturation_rate_kbit
@@ -225,6 +231,8 @@ def owd_bound_check(trial_dir: Path, flows: list[dict[str, Any]], spec: shaping.
     """Every VoIP one-way delay inside the physical bounds, within the lane's RTT accuracy:
     at least the delay netem applied, at most the path's delay plus a full buffer drained at the
     slowest rate the rate check accepts; both widened by the delay jitter a trial added on purpose."""
+    # deferred: analysis pulls in pandas and numpy, which the measuring process (testbed/trial.py,
+    # in the guest) does without; only the checks after the trial need them
     from analysis.parsers import read_voip
     from analysis.summarize import voip_in_window
 
@@ -292,6 +300,8 @@ def delay_signal_check(trial_dir: Path, spec: dict[str, Any], prov: dict[str, An
     must stay within two packets' time plus two ticks (above). One-sided: a late-comer that
     first sampled a standing queue takes it for base delay and reads low, which is LEDBAT's own
     behaviour (the late-comer advantage), not the emulator's."""
+    # deferred: analysis pulls in pandas and numpy, which the measuring process (testbed/trial.py,
+    # in the guest) does without; only the checks after the trial need them
     from analysis import tcp_owd
     from cc.registry import target_ms
 
@@ -323,6 +333,8 @@ def virtual_time_check(trial_dir: Path, spec: dict[str, Any], prov: dict[str, An
     """Virtual time advanced as planned for every timed element: the calibration pings kept their
     interval, every VoIP packet left on its 20-ms grid, the queue sampler took every sample on its
     grid, and every bulk flow's SYN left at its planned start. The worst deviation, in ms."""
+    # deferred: analysis pulls in pandas and numpy, which the measuring process (testbed/trial.py,
+    # in the guest) does without; only the checks after the trial need them
     from analysis.parsers import first_syn_times
 
     worst: dict[str, float] = {}

@@ -19,8 +19,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from cc import bpf_build, loader
 from cc import registry as cc_registry
 from configuration import environment
+from sim import build
 from testbed.cleanup import pid_alive
 from testbed.kernel_features import BOOT_PARAMS, BOOT_PARAMS_FIX, KERNEL_OPTIONS, QDISCS, Check, KernelOption, cc_names
 
@@ -253,7 +255,6 @@ def check_mininet() -> Check:
 
 def check_ns3() -> Check:
     """What a simulated paper needs: the ns-3 headers and libraries and g++ (sim/build.py)."""
-    from sim import build
     try:
         compiler, package = build.prerequisites()
     except build.BuildError as exc:
@@ -285,7 +286,6 @@ def check_bpf_prereqs(refresh: bool = False) -> Check:
 
 
 def _probe_struct_ops() -> Check:
-    from cc import bpf_build, loader
     fix = ("boot a kernel with CONFIG_BPF_SYSCALL, CONFIG_BPF_JIT, CONFIG_DEBUG_INFO_BTF (>= 5.6 for "
            "tcp_congestion_ops struct_ops), or run in the workflow's VM")
     try:

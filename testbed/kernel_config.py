@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cc import registry as cc_registry
+from testbed import uml_kernel
 from testbed.host_probes import which
 from testbed.kernel_features import BOOT_PARAMS, BOOT_PARAMS_FIX, KERNEL_OPTIONS, Check, KernelOption, cc_names
 
@@ -114,7 +115,6 @@ def pinned_checks(release: str, host: dict[str, Check] | None = None, ccs: Itera
 def uml_kernel_config() -> tuple[dict[str, str], str]:
     """The UML kernel's options ({"FOO": "y"}) and where they were read: the built kernel's config,
     or, before the build, kernel/uml/config.fragment (what the build checks it got)."""
-    from testbed import uml_kernel
     built = uml_kernel.cached()
     if built is not None:
         return read_kernel_config(built.path.with_name("config")), built.release

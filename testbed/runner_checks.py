@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from configuration import CHECKOUT
+from testbed import uml, uml_kernel
 from testbed.host_probes import which
 from testbed.kernel_features import Check
 
@@ -23,6 +24,8 @@ def _runner_unavailable(exc: BaseException) -> Check:
 
 def vm_runner_checks() -> tuple[list[Check], str | None]:
     """QEMU, vng, the pinned kernel (its release, for the static checks) and KVM-or-TCG."""
+    # deferred and guarded: a VM lane whose set-up cannot even be imported is reported as a failed
+    # check, and the other lanes' checks still run
     try:
         from testbed import vm_kernel
     except Exception as exc:
@@ -63,7 +66,6 @@ def _kvm_reason(vm_kernel: Any) -> str:
 def uml_runner_checks() -> list[Check]:
     """The kernel (built, or buildable here: the workflow builds it first) and the tools a guest's
     init needs from the host."""
-    from testbed import uml_kernel
     built = uml_kernel.cached()
     if built is not None:
         kernel = Check("uml:kernel", True, f"{built.release} ({built.path})")
@@ -83,7 +85,6 @@ def uml_runner_checks() -> list[Check]:
 def check_uml_checkout(checkout: Path = CHECKOUT) -> Check:
     """The guest reaches the checkout wherever it lies (testbed/uml.py); run as root, it does so as
     the unprivileged GUEST_USER, which must exist and be allowed to read what a job needs."""
-    from testbed import uml, uml_kernel
     try:
         ids = uml.guest_ids()
     except uml.UmlError as exc:

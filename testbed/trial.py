@@ -180,6 +180,8 @@ def tool_versions() -> dict[str, str]:
             return (out.stdout or out.stderr).strip().splitlines()[0]
         except (OSError, IndexError, subprocess.TimeoutExpired):
             return "unavailable"
+    # deferred: Mininet only for its version here; this module runs in the guest's measuring
+    # process, where every import costs virtual time before the trial
     import mininet.net
     return {
         "iperf3": first_line(["iperf3", "--version"]),
@@ -641,6 +643,8 @@ def _scratch(partial: Path, local: bool) -> Iterator[Path]:
     if not local:
         yield partial
         return
+    # deferred: this module runs in the guest's measuring process, where every import costs
+    # virtual time before the trial
     import shutil
     import tempfile
     scratch = Path(tempfile.mkdtemp(prefix="tcprepro-trial-"))
@@ -699,6 +703,8 @@ def _measure_into(spec: dict[str, Any], partial: Path, out: Path) -> dict[str, A
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m testbed.trial --spec spec.json --out DIR`: measure only (what the VM runs)."""
+    # deferred: this module runs in the guest's measuring process, where every import costs
+    # virtual time before the trial
     import argparse
     p = argparse.ArgumentParser(prog="python -m testbed.trial", description=main.__doc__)
     p.add_argument("--spec", type=Path, required=True)

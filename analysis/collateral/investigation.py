@@ -58,6 +58,7 @@ def fig_htcp_backoff(run: Run) -> list[Path]:
     """Median OWD per flow count for the paper's three algorithms and H-TCP with the adaptive
     backoff on (top, the paper's Table 2 H-TCP as black marks), and each H-TCP setting's backoff
     depth (bottom): one column per RTT. Drawn when an htcp-adaptive cell was run."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     rtts = [r for r in RTTS if any(f"{ADAPTIVE}-rtt{r}-f{n}" in run.cells for n in FLOWS)]

@@ -105,6 +105,7 @@ def fig_cubic_step(run: Run) -> list[Path]:
     """CUBIC's OWD CDF with one flow under each setting, the paper's step and bands shaded (left),
     each setting's median OWD per flow count beside Table 2's CUBIC (middle), and each algorithm's
     median OWD less the paper's with the Linux queue and dummynet's (right)."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     settings = _settings(run)

@@ -20,6 +20,8 @@ import numpy as np
 
 from analysis.aggregate import with_trial_metrics
 from analysis.epochs import congestion_events
+from analysis.metrics import probe_for_flow
+from analysis.parsers import read_tcp_probe
 
 
 def metric_name(window_s: float) -> str:
@@ -30,8 +32,6 @@ def metric_name(window_s: float) -> str:
 def flow_events(trial: Path) -> tuple[tuple[float, ...], ...]:
     """The congestion event times (s) of each TCP flow of a trial, from its cwnd trace. Read once per
     process: the mode share and the paper's trial-length rule (verdict.md) both use them."""
-    from analysis.metrics import probe_for_flow
-    from analysis.parsers import read_tcp_probe
 
     prov = json.loads((trial / "provenance.json").read_text())
     frame = read_tcp_probe(trial / "tcp_probe.trace").frame

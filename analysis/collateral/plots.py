@@ -61,6 +61,7 @@ def tables_vs_paper(run: Run) -> list[Path]:
     """Tables 1 and 2 at a glance: every measured cell against the paper's value (the dashed
     diagonal is agreement), one panel per table column that carries a mean; colour and marker the
     algorithm, filled 50 ms and hollow 100 ms RTT, size the number of flows."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     tabs = tables(run)
@@ -119,6 +120,7 @@ def _delay_text(tree: dict[str, Any] | None) -> str:
 def fig1_testbed(run: Run) -> list[Path]:
     """Figure 1: the testbed, drawn from what a trial actually ran: its spec (hosts, flows) and its
     provenance (the qdisc trees as read back from the kernel, calibrated delays, kernel, algorithm)."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 
@@ -269,6 +271,7 @@ def _where(s: EpochSeries) -> str:
 def fig2a(run: Run, s: EpochSeries) -> list[Path]:
     """Figure 2a: one H-TCP flow's cwnd and the bottleneck queue's backlog over three consecutive
     congestion epochs at 100 ms RTT, the congestion events dotted, 2 s shown either side."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 3.2))
@@ -287,6 +290,7 @@ def fig2a(run: Run, s: EpochSeries) -> list[Path]:
 def fig2b(run: Run, s: EpochSeries) -> list[Path]:
     """Figure 2b: the UDP flow's one-way delay and the bottleneck queue's backlog over the same
     three H-TCP congestion epochs as Figure 2a."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 3.2))
@@ -317,6 +321,7 @@ def fig3_owd_cdf(run: Run) -> list[Path]:
     valid trials of a cell are pooled, inside each trial's measurement window; dotted lines mark
     the path's own delay and that plus a full queue (480 ms), shaded bands where the paper reads
     CUBIC's curve."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     written: list[Path] = []

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from analysis.aggregate import trimmed_stats
+from analysis.ledbat.metrics import trial_metrics_cached
 from configuration import CHECKOUT
 
 CONFIG = CHECKOUT / "config" / "crossval.yaml"
@@ -46,7 +47,6 @@ def trial_metrics(paper: str, trial: Path) -> dict[str, float]:
     summary = json.loads((trial / "summary.json").read_text())
     out = {k: float(v) for k, v in summary["metrics"].items() if isinstance(v, (int, float))}
     if paper == "ledbat":
-        from analysis.ledbat.metrics import trial_metrics_cached
         out |= trial_metrics_cached(trial)
     return out
 

@@ -29,6 +29,7 @@ from analysis.verdicts import (
     per_trial,
     trial_values,
 )
+from cc.registry import target_ms
 from configuration.load import PaperConfig
 
 LINEAR, MIN1, NF2, NF1, MDVAR = "ledbat", "ledbat-min1", "ledbat-md-nf2", "ledbat-md-nf1", "ledbat-mdvar"
@@ -283,7 +284,6 @@ def target_queue_42(cells: Cells, claim: dict[str, Any]) -> Iterable[Comparison]
     """5.4: a lone LEDBAT flow at 20 Mbit/s fills the queue to TARGET, 42 packets (1500 bytes) of
     the 60: its queue's median while alone, in packets, within the delay samples' resolution of
     TARGET either way."""
-    from cc.registry import target_ms
 
     case, res = _case(claim), _bar(claim, "resolution_ms")
     per_ms = float(cells.params[case]["rate_kbit"]) / (8 * 1500)          # packets per ms of queue
@@ -300,7 +300,6 @@ def lone_flow_at_target(cells: Cells, claim: dict[str, Any]) -> Iterable[Compari
     """Fig 1: the first flow increases its rate until the link is filled and TARGET's 25 ms of
     extra delay are introduced: its queue's median while alone within the delay samples'
     resolution of TARGET either way."""
-    from cc.registry import target_ms
 
     case, res = _case(claim), _bar(claim, "resolution_ms")
     target = float(target_ms(LINEAR) or 0)

@@ -109,6 +109,7 @@ def _largest(run: Run, cell_id: str, ks: list[int]) -> str:
 @draws(FIGURE, title=lambda ref, stem: SECTION)
 def fig_arrivals(run: Run) -> list[Path]:
     """Jain's index before each next arrival, per cell: every trial a dot, the trimmed mean a line."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     found = cells(run)

@@ -19,6 +19,7 @@ import numpy as np
 
 from analysis.ledbat import claims as lc
 from analysis.ledbat import metrics as lb
+from analysis.ledbat.plots import FLOW_COLOURS
 from analysis.ledbat.run import Run
 from analysis.report.captions import draws
 from analysis.verdicts import Verdict
@@ -149,6 +150,7 @@ def _per_trial(run: Run, cell_id: str) -> str:
 def fig_delack(run: Run) -> list[Path]:
     """One row per twin (a paper case with the receiver's delayed ACKs flipped): its paper cell
     (left) and the twin (right), per-flow rate and the queue."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     found = twins(run)
@@ -172,7 +174,6 @@ def fig_delack(run: Run) -> list[Path]:
 
 
 def _panel(ax: Any, s: lb.TrialSeries, title: str) -> None:
-    from analysis.ledbat.plots import FLOW_COLOURS
 
     for j, f in enumerate(s.flows):
         colour = FLOW_COLOURS[j % len(FLOW_COLOURS)] if f.cc.startswith("ledbat") else "black"

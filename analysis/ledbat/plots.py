@@ -49,6 +49,7 @@ def draw(run: Run, name: str) -> list[Path]:
     delay against time, one pair of panels per decrease scheme, from the trial nearest its cell's
     median completion of the last flow (named in each panel's title); the dashed line is the
     scheme's TARGET delay."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     spec = run.reference["figures"][name]
@@ -115,6 +116,7 @@ def fig5_sweep(run: Run) -> list[Path]:
     """Figure 5: mean sum rate (all flows' bytes over first start to last completion) against the
     transfer size, per number of flows, linear decrease against MDvar; markers are the cells'
     trimmed means, bars the trials' range, the dashed line the goodput ceiling of the link."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
 

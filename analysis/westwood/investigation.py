@@ -96,6 +96,7 @@ def fig_test2(run: Run) -> list[Path]:
     """Beyond the report, what could hold Test 2's senders to the report's throughput: throughput
     per algorithm against the trial length (left) and a fixed socket buffer (right), whiskers the
     trial range, the report's two numbers as dashed lines. Drawn when an investigation cell was run."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     found = settings(run)

@@ -68,6 +68,7 @@ def on_report(run: Run, p: Point) -> dict[str, str]:
 def fig_test3(run: Run) -> list[Path]:
     """Throughput per algorithm against the added one-way delay at 5 % loss, whiskers the trial
     range, the report's two numbers dotted with the claim's band. Drawn when a t3-d* cell was run."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     found = points(run)

@@ -158,6 +158,7 @@ def fig4_testbed(run: Run) -> list[Path]:
     the calibrated netem delay, loss, kernel, offloads, fidelity checks); below it, each of the
     report's three tests' delay and loss stage as its own trial read it back, since one trial shows
     one test's only."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 
@@ -236,6 +237,7 @@ def fig5_10_cwnd(run: Run) -> list[Path]:
     and one algorithm, from the trial nearest its cell's median throughput (named in the title).
     ssthresh is what tcp_probe prints, max(ssthresh, 3/4 cwnd) outside loss recovery, and is not
     drawn before the first loss."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     written: list[Path] = []
@@ -267,6 +269,7 @@ def fig11_mismatch(run: Run) -> list[Path]:
     """Figure 11 (the report's appendix A.1): a shaper queue that holds more packets than any window
     the end hosts' socket buffers allow never overflows, so cwnd grows with no congestion event and
     the queue (grey, right axis) grows along: the Westwood+ trial nearest the cell's median."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     spec = run.reference["mismatch"]
@@ -304,6 +307,7 @@ def sweeps(run: Run) -> list[Path]:
     """Beyond the report: throughput of both algorithms over random loss (at 0 ms) and over one-way
     delay (at 0 % loss), with the point where Westwood+ overtakes CUBIC marked. Points are the
     cells' trimmed means; whiskers span the smallest and largest trial."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     cells = run.cells_by_cc()

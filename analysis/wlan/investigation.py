@@ -126,6 +126,7 @@ def fig_dl1ul1(run: Run) -> list[Path]:
     """Beyond the paper, what could give the paper's dl1-ul1 split at M_t = 1: dl1-ul1 at Q = 100,
     downlink and uplink goodput against M_t for the model as configured and each candidate setting,
     the paper's 250 and 120 packets/s at M_t = 1 marked."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     cells = run.index()

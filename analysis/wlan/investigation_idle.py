@@ -102,12 +102,14 @@ def fig_idle(run: Run) -> list[Path]:
     """Left: dl1-ul1's goodput at M_t = 1 against the idle time per access, as configured and with
     capture, the paper's numbers as lines. Right: the down/up ratio against M_t for the settings run
     there, the paper's direction shaded."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     points = sweep(run)
     if not any(p.idle_us > 0 for p in points):
         return []
     paper = run.reference["tables"]["dl1ul1_mt1"]["values"]["dl1-ul1-fifo-q100-mt1"]
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.4), gridspec_kw={"wspace": 0.28})

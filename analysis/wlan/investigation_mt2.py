@@ -71,6 +71,7 @@ def settings(run: Run) -> list[Setting]:
 def fig_mt2(run: Run) -> list[Path]:
     """Per scenario: the down/up ratio at M_t 1 and 2 for each setting (colour) and AP buffer (line
     style), the trials' range as bars."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     found = settings(run)

@@ -86,6 +86,7 @@ def section(run: Run) -> list[str]:
 @draws("investigation_streams", title=lambda ref, stem: SECTION)
 def fig_streams(run: Run) -> list[Path]:
     """Per setup, the down/up ratio at M_t 6-8 from the common streams and from a stream per cell."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     found = pairs(run)

@@ -14,6 +14,7 @@ from analysis.wlan.run import SCEN_COLOURS, VARIANT_STYLE, Run, q_colour
 
 
 def _box(ax: Any, x: float, y: float, w: float, h: float, text: str, colour: str, fontsize: float = 7) -> None:
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     from matplotlib.patches import FancyBboxPatch
     ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.02", fc=colour, ec="black",
                                 lw=0.8))
@@ -30,6 +31,7 @@ def fig1_testbed(run: Run) -> list[Path]:
     """Figure 1 analogue: the simulated testbed, drawn from one trial's spec.json and the model's own
     report of what it ran (wlan.json): host A, the wired link, the AP and its buffer, the stations
     and their flows, the 802.11b settings as the frames on the air used them."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     trial = run.first_trial(["dl4-ul4-fifo-q100-", "dl2-ul2-fifo-q100-", "dl4-ul4-", "dl2-ul2-", "dl"])
@@ -106,6 +108,7 @@ def _mt_axis(ax: Any, cells: Cells) -> None:
 
 
 def ratio_figure(run: Run, fid: str, spec: dict[str, Any]) -> list[Path]:
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     cells = run.index()
@@ -145,6 +148,7 @@ def paper_goodputs(ax: Any, run: Run, variant: str, q: int, scens: list[str]) ->
 
 
 def goodput_figure(run: Run, fid: str, spec: dict[str, Any]) -> list[Path]:
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     cells = run.index()
@@ -170,6 +174,7 @@ def goodput_figure(run: Run, fid: str, spec: dict[str, Any]) -> list[Path]:
 
 
 def loss_figure(run: Run, fid: str, spec: dict[str, Any]) -> list[Path]:
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     cells = run.index()
@@ -232,6 +237,7 @@ def fig5_scheduler(run: Run) -> list[Path]:
     """Figure 5 analogue: the paper's AP scheduler as configured (classifier, Q1 for TCP DATA, Q2 for
     TCP ACKs, weighted round robin), with what one run's queues really held: the per-queue counts
     show that DATA and ACKs were separated."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     sc = run.cfg.data["scenario"]
@@ -282,6 +288,7 @@ def adaptive(run: Run) -> list[Path]:
     """Beyond the paper: the goodput ratio against M_t on asymmetric scenarios with FIFO, the paper's
     fixed 2:1 scheduler and the adaptive one its conclusion asks for (weights 2 N_down : N_up),
     beside the target N_down/N_up (per-flow fairness)."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     spec = run.reference["beyond"]["adaptive"]
@@ -312,6 +319,7 @@ def ack_queue(run: Run) -> list[Path]:
     share of ACKs the AP dropped: a dropped ACK costs the uplink sender nothing (the next,
     cumulative, ACK covers its segments), so the more ACKs the queue drops, the less it throttles
     the uplink."""
+    # deferred: matplotlib takes about half a second to import, and only drawing needs it
     import matplotlib.pyplot as plt
 
     spec = run.reference["beyond"]["ack_queue"]
