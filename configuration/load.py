@@ -115,7 +115,8 @@ class PaperConfig:
 
     def duration_s(self, cell_id: str, profile: str) -> float:
         """A cell's trial length: its scenario's own duration_s if it has one, else the profile's."""
-        return float(self.cells_by_id[cell_id].scenario.get("duration_s", self.profile(profile)["duration_s"]))
+        scenario = self.cells_by_id[cell_id].scenario
+        return float(scenario["duration_s"] if "duration_s" in scenario else self.profile(profile)["duration_s"])
 
     def trial_spec(self, cell_id: str, trial: int, profile: str) -> dict[str, Any]:
         """The fully expanded description of one trial: what the runner executes, saved as spec.json.
@@ -129,7 +130,7 @@ class PaperConfig:
             "cell": cell_id,
             "trial": trial,
             "profile": profile,
-            "duration_s": cell.scenario.get("duration_s", prof["duration_s"]),
+            "duration_s": cell.scenario["duration_s"] if "duration_s" in cell.scenario else prof["duration_s"],
             "params": copy.deepcopy(cell.params),
             "scenario": copy.deepcopy(cell.scenario),
             "config_sha256": self.sha256,
@@ -281,6 +282,9 @@ def _check_profiles(data: dict[str, Any], path: Path) -> None:
         where = f"{path}: field 'profiles.{prof}.warmup_s'"
         if simulated and "warmup_s" not in p:
             raise ConfigError(f"{where}: missing; a simulated paper's metrics cover [warmup_s, duration_s)")
+        if simulated and "duration_s" not in p:
+            raise ConfigError(f"{path}: field 'profiles.{prof}.duration_s': missing; a simulated paper's "
+                              "metrics cover [warmup_s, duration_s)")
         if simulated and not p["warmup_s"] < p["duration_s"]:
             raise ConfigError(f"{where}: {p['warmup_s']} is not below duration_s {p['duration_s']}")
         if not simulated and "warmup_s" in p:
@@ -350,6 +354,11 @@ def load_paper(name_or_path: str | Path, rules: ScenarioRules) -> PaperConfig:
             if cid not in cfg.cells_by_id:
                 raise ConfigError(f"{path}: field 'profiles.{prof}.cells': no cell {cid!r}; "
                                   f"cells are: {', '.join(cfg.cells_by_id)}")
+        if "duration_s" not in data["profiles"][prof]:
+            unbounded = [c.cell_id for c in cfg.cells(prof) if "duration_s" not in c.scenario]
+            if unbounded:
+                raise ConfigError(f"{path}: field 'profiles.{prof}.duration_s': missing, and cell "
+                                  f"{unbounded[0]} sets no scenario.duration_s of its own")
     return cfg
 
 

@@ -199,3 +199,19 @@ def test_a_trial_spec_is_the_callers_own_copy() -> None:
     spec["params"]["cc"] = "changed"
     again = cfg.trial_spec("cubic-rtt50-f1", 2, "full")
     assert again["scenario"]["bottleneck"]["forward"]["limit_bytes"] == 60000 and again["params"]["cc"] != "changed"
+
+
+def test_a_profile_may_leave_out_duration_only_where_every_cell_sets_its_own(tmp_path):
+    """A profile's duration_s is the bound of the cells that set none of their own: a profile may
+    omit it when all its cells set one (ledbat's), and is refused when one of them does not."""
+    def bounded(data):
+        data["scenario"]["duration_s"] = "${owd_ms}"
+        del data["profiles"]["quick"]["duration_s"]
+    cfg = load_paper(write_variant(tmp_path, bounded))
+    assert cfg.trial_spec("newreno-rtt50-f2", 1, "quick")["duration_s"] == 25 == cfg.duration_s("newreno-rtt50-f2", "quick")
+
+    def unbounded(data):
+        del data["profiles"]["quick"]["duration_s"]
+    with pytest.raises(ConfigError, match=r"profiles\.quick\.duration_s.*sets no scenario\.duration_s"):
+        load_paper(write_variant(tmp_path, unbounded))
+    assert all("duration_s" not in load_paper("ledbat").profile(p) for p in ("full", "quick", "smoke"))
