@@ -52,7 +52,7 @@ def with_implicit(spec: dict[str, Any], implicit: Mapping[str, Any]) -> dict[str
 def what_ran(spec: dict[str, Any], implicit: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The spec as the config gave it: a flow whose start a lane offset keeps its configured start;
     the bulk generator only where a timed bulk flow ran it (fixed-size transfers run iperf2
-    whatever it says), and iperf3 for a measured trial from before specs named it. A trial whose
+    whatever it says). A trial whose
     flows are all fixed-size transfers ends when they do: its duration_s is a guard against a hung
     trial, and a valid one finished inside it, so the bound is not what it ran. A field added to
     the config later counts with the value `implicit` gives it where the spec lacks it."""
@@ -64,9 +64,7 @@ def what_ran(spec: dict[str, Any], implicit: Mapping[str, Any] | None = None) ->
         out.pop("duration_s", None)
         if isinstance(out.get("scenario"), dict):
             out["scenario"] = {k: v for k, v in out["scenario"].items() if k != "duration_s"}
-    if timed and "warmup_s" not in out:
-        out.setdefault("bulk_generator", "iperf3")
-    else:
+    if not timed or "warmup_s" in out:
         out.pop("bulk_generator", None)
     if "flows" in out:
         out["flows"] = [{**{k: v for k, v in f.items() if k != "start_s_configured"},

@@ -49,9 +49,8 @@ IPERF3_CONTROL_BYTES = 4096   # more than iperf3's control connection moves befo
 
 def bulk_generator(spec: dict[str, Any]) -> str:
     """What runs the timed bulk flows: the spec's bulk_generator (config/workflow.yaml, or
-    TCPREPRO_BULK_GENERATOR through testbed/run.py); iperf3 for a spec from before it had one.
-    Fixed-size flows run iperf2 everywhere."""
-    return str(spec.get("bulk_generator") or "iperf3")
+    TCPREPRO_BULK_GENERATOR through testbed/run.py). Fixed-size flows run iperf2 everywhere."""
+    return str(spec["bulk_generator"])
 
 
 @dataclass

@@ -208,7 +208,8 @@ def test_a_profile_may_leave_out_duration_only_where_every_cell_sets_its_own(tmp
         data["scenario"]["duration_s"] = "${owd_ms}"
         del data["profiles"]["quick"]["duration_s"]
     cfg = load_paper(write_variant(tmp_path, bounded))
-    assert cfg.trial_spec("newreno-rtt50-f2", 1, "quick")["duration_s"] == 25 == cfg.duration_s("newreno-rtt50-f2", "quick")
+    spec = cfg.trial_spec("newreno-rtt50-f2", 1, "quick")
+    assert spec["duration_s"] == 25 == cfg.duration_s("newreno-rtt50-f2", "quick")
 
     def unbounded(data):
         del data["profiles"]["quick"]["duration_s"]
