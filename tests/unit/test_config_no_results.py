@@ -1,4 +1,4 @@
-"""A paper config holds inputs, never results: every number its prose states (YAML comments and the
+"""A config holds inputs, never results: every number its prose states (YAML comments and the
 free-text strings of `why`, `history`, notes) is one of the config's own data (a setting, a bar, a
 reference value of the paper's, in the same or a scaled unit), stands in the paper's words quoted in
 it (`text`, `title`, quotation marks in prose), names a place (section, figure, table, issue,
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tcprepro.config import paper_dir, paper_names
+from configuration.load import CONFIG_DIR, paper_dir, paper_names
 
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?![\w.]*\w)")
 # a number that names a place (or the next of a list of places) rather than stating a quantity
@@ -129,6 +129,16 @@ def untraceable(raw: str) -> list[str]:
 def test_config_prose_states_no_measured_number(paper: str) -> None:
     raw = (paper_dir() / f"{paper}.yaml").read_text()
     assert untraceable(raw) == []
+
+
+# The configs beside the papers': the workflow's settings and the cross-validation's comparisons and
+# explanations (their measured numbers sit in docs/measurements.md and the generated tables).
+OTHER_CONFIGS = ("workflow.yaml", "crossval.yaml")
+
+
+@pytest.mark.parametrize("name", OTHER_CONFIGS)
+def test_workflow_and_crossval_configs_state_no_measured_number(name: str) -> None:
+    assert untraceable((CONFIG_DIR / name).read_text()) == []
 
 
 def test_a_planted_measured_number_is_found() -> None:
