@@ -37,7 +37,7 @@ RUN update-ca-certificates >/dev/null \
 
 # The UML lane's kernel (testbed/uml_kernel.py), built from what decides it alone, so that an edit to
 # other code keeps this layer: about 5 minutes on 2 cores; the source package is not kept.
-COPY configuration/__init__.py configuration/
+COPY configuration/__init__.py configuration/environment.py configuration/
 COPY testbed/__init__.py testbed/uml_kernel.py testbed/
 COPY kernel/ kernel/
 COPY cc/ledbat/ cc/ledbat/
