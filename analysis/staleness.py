@@ -15,9 +15,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 # Fields of a spec that are not about what the config asked for: its index, the config file's hash,
-# what a lane adds (the virtual-time lane's seeded variation, testbed/variation.py), and the matrix
-# point (`params`): labels and the values substituted into the scenario, which holds what they set.
-NOT_RUN = ("trial", "config_sha256", "variation", "params")
+# the lane placement chose and what a lane adds (the virtual-time lane's seeded variation,
+# testbed/variation.py), and the matrix point (`params`): labels and the values substituted into the
+# scenario, which holds what they set.
+NOT_RUN = ("trial", "config_sha256", "lane", "variation", "params")
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:

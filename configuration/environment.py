@@ -36,6 +36,7 @@ INTERNAL = {
     "TCPREPRO_VM_ACCEL_USED": "set by the VM agent: kvm or tcg, recorded in the trial's provenance",
     "TCPREPRO_VM_SLOT": "the VM measurement slot a guest job holds (testbed/shared_vm.py)",
     "TCPREPRO_BPF_BUILD": "set by the VM agent: where a guest caches BPF objects (the checkout is read-only there)",
+    "TCPREPRO_PLACED": "set by the workflow: the lane it placed each measured cell on, which its trials take",
     "TCPREPRO_RUN_DIR": "lock and state folder (default /run/tcprepro); the tests give each run its own",
     "TCPREPRO_PAPER_DIR": "where papers are looked up (default config/); the tests point it at small papers",
 }

@@ -96,9 +96,8 @@ def lane(paper, cell):
 
 # Every selected paper is placed at load, before any job: one that cannot run on its lane stops here.
 cluster_lane()
-for _paper in PAPERS:
-    if selected_cells(_paper):
-        lanes_of(_paper)
+# The trial jobs take this placement rather than placing again (testbed/placement.py `cell_lane`).
+os.environ[placement.PLACED] = placement.for_jobs({p: lanes_of(p) for p in PAPERS if selected_cells(p)})
 
 
 # The UML lane's kernel, built once per definition (testbed/uml_kernel.py; its cache key is in the

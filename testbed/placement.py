@@ -6,11 +6,14 @@ them (testbed/host_probes.py, testbed/kernel_config.py, testbed/runner_checks.py
 paper's cells on the first lane that has everything, all on one kernel where it can, since they are
 compared with one another. `_place` is the one decision: the workflow plans with it, and a trial
 (`tcprepro trial`, whose command line the workflow cannot extend without rerunning every finished
-trial) asks it for its own cell (`cell_lane`) with the same survey and mode.
+trial) takes the lane the workflow placed its cell on (TCPREPRO_PLACED, `for_jobs`), checked against
+the survey, or places its cell itself when run by hand (`cell_lane`). The spec records the lane
+(testbed/run.py finish_spec), and the measuring process refuses a spec whose lane is not its own.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -213,13 +216,46 @@ class CannotRun(RuntimeError):
     """Neither the host kernel nor the VM can run a cell; the message names what is missing."""
 
 
+PLACED = "TCPREPRO_PLACED"
+
+
+def for_jobs(placed: Mapping[str, Mapping[str, Lane | None]]) -> str:
+    """The workflow's placement ({paper: {cell: lane}}) as its trial jobs read it (PLACED):
+    {paper: {lane name: [cells]}}, compact JSON."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for paper, cells in sorted(placed.items()):
+        for cell_id, where in sorted(cells.items()):
+            if where is not None:
+                out.setdefault(paper, {}).setdefault(where.name, []).append(cell_id)
+    return json.dumps(out, separators=(",", ":"))
+
+
+def workflow_lane(paper: str, cell_id: str) -> Lane | None:
+    """The lane the running workflow placed this cell on, or None outside a workflow (or for a cell
+    it did not place)."""
+    text = environment.get(PLACED)
+    if not text:
+        return None
+    try:
+        placed = json.loads(text)
+    except ValueError:
+        raise ValueError(f"{PLACED} is not the workflow's placement (JSON): unset it") from None
+    return next((lanes.by_name(name) for name, cells in (placed.get(paper) or {}).items() if cell_id in cells), None)
+
+
 def cell_lane(cell: Any) -> Lane:
-    """The lane one measured cell runs on now (raises CannotRun naming the missing features). Inside a
-    guest (the VM's or UML's own trial process) the cell runs on that guest's kernel: the host lane."""
+    """The lane one measured cell runs on now: the workflow's placement, or, run by hand, its own
+    (raises CannotRun naming the missing features). Inside a guest (the VM's or UML's own trial
+    process) the cell runs on that guest's kernel: the host lane."""
     if environment.flag("TCPREPRO_IN_VM") or environment.flag("TCPREPRO_IN_UML"):
         return lanes.HOST
     together = paper_needs(cell.paper)
     survey = take_survey(ccs={n.removeprefix("cc:") for n in together if n.startswith("cc:")})
+    if (planned := workflow_lane(cell.paper, cell.cell_id)) is not None:
+        if lacks := survey.lacks(planned, needs(cell.scenario)):
+            raise CannotRun(f"cell {cell.cell_id}: the workflow placed it on the {planned.name} lane, which now "
+                            f"lacks {', '.join(lacks)}. Fix: run the workflow again, so that it places the cell anew")
+        return planned
     mode = paper_mode(load_paper(cell.paper))
     where, host_lacks, vm_lacks, uml_lacks = _place(needs(cell.scenario), survey, mode, together)
     if where is None:

@@ -174,8 +174,9 @@ def parse_module_params(text: str) -> dict[str, dict[str, int]]:
 
 def finish_spec(spec: dict[str, Any], lane: Lane) -> dict[str, Any]:
     """A measured trial's spec as its lane measures it (the virtual-time lane's seeded variation),
-    with the run's overrides; a ValueError names a bad override. What spec.json holds."""
-    spec = lane.prepare(spec)
+    with the run's overrides and the lane placement chose (`lane`: where, not what, so no field of
+    staleness, analysis/staleness.py); a ValueError names a bad override. What spec.json holds."""
+    spec = {**lane.prepare(spec), "lane": lane.name}
     # A run may ask the kernel implementations for other parameters than the registry's and the
     # cell's own (scenario.module_params): the workflow key module_params, e.g.
     # htcp.use_adaptive_backoff=1 (the lanes' cross-validation runs the references' H-TCP), reaches
@@ -230,6 +231,7 @@ def simulate_main(args: argparse.Namespace, spec: dict[str, Any]) -> int:
         if cleanup.owner_alive(stale) is False:
             shutil.rmtree(stale, ignore_errors=True)
     t0 = time.monotonic()
+    spec = {**spec, "lane": lanes.SIMULATED.name}
     code, summary = _measure(args, spec, lanes.SIMULATED, lanes.SIMULATED.attempts(1), binary)
     if summary is None:
         return code

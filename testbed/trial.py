@@ -210,7 +210,7 @@ GUEST_RANDOM_KNOB = Path("/proc/sys/kernel/random/tcprepro_measure")
 
 def rekey_guest_random(seed: int) -> bool:
     """Rekey the virtual-time guest's random state at the measurement's start; False elsewhere."""
-    if where_running()["where"] != "uml" or not GUEST_RANDOM_KNOB.exists():
+    if not GUEST_RANDOM_KNOB.exists():       # only the UML lane's kernel has it
         return False
     GUEST_RANDOM_KNOB.write_text(f"{seed % 2**64}\n")
     return True
@@ -221,6 +221,7 @@ class Trial:
 
     def __init__(self, spec: dict[str, Any], out_dir: Path) -> None:
         self.spec = spec
+        self.lane = spec["lane"]            # the measured lane placement chose (testbed/run.py finish_spec)
         self.scenario = spec["scenario"]
         self.out = out_dir
         self.flows = spec["flows"]
@@ -289,7 +290,7 @@ class Trial:
         self.provenance["calibration"] = calibration
         checks = fidelity.static_checks(self.dirs, trees)
         checks.append(fidelity.base_rtt_result(calibration["rounds"][-1]["base_rtt_ms"], rtt_cfg,
-                                               fidelity.tolerances(where_running()["where"])))
+                                               fidelity.tolerances(self.lane)))
         self.provenance["fidelity"] = checks
         self.mark("checked path")
 
@@ -302,7 +303,7 @@ class Trial:
         the settings it applied, and the last round's measurement is the one the base-RTT check
         reports (a second sample seconds later would differ by TCG's drift, not by the path).
         """
-        tol = fidelity.tolerances(where_running()["where"])
+        tol = fidelity.tolerances(self.lane)
         netem_dirs = [d for d, spec in self.dirs.items() if spec.needs_netem]
         applied = {d: self.dirs[d].delay_ms for d in self.dirs}
         history = []
@@ -467,7 +468,7 @@ class Trial:
         duration = float(self.spec["duration_s"])
         startup = self.timing.get("process_start_s", 0.0)
         t0 = time.monotonic() + START_LEAD_S
-        if where_running()["where"] == "uml":
+        if self.lane == "uml":
             # In virtual time the set-up's length can depend on the machine image whose user space
             # the guest runs: traffic starts at the next multiple of UML_START_GRID_S of the guest's
             # clock instead, so that every flow starts at the same instant of it whatever image the
@@ -679,8 +680,14 @@ def measure(spec: dict[str, Any], partial: Path) -> dict[str, Any]:
 
 
 def _measure_into(spec: dict[str, Any], partial: Path, out: Path) -> dict[str, Any]:
-    trial = Trial(spec, out)
     kernel = where_running()
+    # Placement's decision (the spec's `lane`) and the kernel this process finds itself on agree, or
+    # the trial measures nothing: its tolerances and clock would be another lane's.
+    if spec.get("lane") != kernel["where"]:
+        raise RuntimeError(f"trial placed on the {spec.get('lane') or '(unrecorded)'} lane, but this process "
+                           f"runs on the {kernel['where']} lane: its spec.json must come from `tcprepro trial` "
+                           "(testbed/run.py finish_spec records the lane)")
+    trial = Trial(spec, out)
     log.info("trial %s/%s/%d on kernel %s (%s)", spec["paper"], spec["cell"], spec["trial"],
              kernel["release"], kernel["where"])
     try:
