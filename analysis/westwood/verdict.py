@@ -17,7 +17,7 @@ from analysis.report.paper_run import (
 from analysis.report.verdict_head import verdict_head
 from analysis.verdicts import Verdict
 from analysis.westwood import claims as ww
-from analysis.westwood import investigation, investigation_test3
+from analysis.westwood import investigation, investigation_base_delay
 from analysis.westwood import metrics as wm
 from analysis.westwood.run import CCS, TESTS, Run
 from analysis.westwood.tables import tables
@@ -97,7 +97,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
                 for p in points if any(p.mean[cc] is not None for cc in CCS)]
         if rows:
             out.append(f"  - kbit/s by {spec['unit']}: " + "; ".join(rows))
-    out += ["", *investigation.section(run), *investigation_test3.section(run)]
+    out += ["", *investigation.section(run), *investigation_base_delay.section(run)]
     mm = run.reference["mismatch"]
     q = run.params.get(f"{mm['cc']}-{mm['condition']}", {}).get("queue_pkts")
     out += ["", f"## Figure {mm['figure']}: the shaper queue that does not match the window", "",

@@ -8,8 +8,8 @@ from analysis.report import provenance
 from analysis.report.paper_run import figures_main
 from analysis.wlan import (
     investigation,
+    investigation_channel,
     investigation_idle,
-    investigation_mt2,
     investigation_streams,
     plots,
     tables,
@@ -18,7 +18,7 @@ from analysis.wlan import (
 from analysis.wlan.run import Run
 
 PARTS = [tables.write, plots.fig1_testbed, plots.curves, plots.fig5_scheduler, plots.beyond,
-         investigation.fig_dl1ul1, investigation_idle.fig_idle, investigation_mt2.fig_mt2,
+         investigation.fig_dl1ul1, investigation_idle.fig_idle, investigation_channel.fig_mt2,
          investigation_streams.fig_streams, verdict.write, provenance.write]
 
 

@@ -10,7 +10,7 @@
   Linux 2.6 hosts did differently from the model's TCP: BIC, the default congestion control of
   the paper's kernels, and the delayed-ACK timer at Linux's 200-ms maximum; `fifo-macq8` its
   cards' larger TX ring; `fifo-fer5` and `fifo-capture` (also run for mt2_downlink_gains,
-  investigation_mt2.py) what its channel may have done: frame errors besides collisions, and
+  investigation_channel.py) what its channel may have done: frame errors besides collisions, and
   capture where stations hear each other weaker than the AP.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from analysis.report.captions import draws
 from analysis.verdicts import Measure, inside
-from analysis.wlan import airtime, investigation_idle, investigation_mt2, investigation_streams
+from analysis.wlan import airtime, investigation_channel, investigation_idle, investigation_streams
 from analysis.wlan.claims import DOWN, RATIO, TOTAL, UP, Cells, about_one, fixed, paper_band
 from analysis.wlan.run import VARIANT_STYLE, Run, fit_lines
 
@@ -205,4 +205,4 @@ def _shift(m: Measure | None, base: Measure | None) -> str:
 
 def section(run: Run) -> list[str]:
     return (ack_queue_section(run) + dl1ul1_section(run) + airtime.section(run) + investigation_idle.section(run)
-            + investigation_mt2.section(run) + investigation_streams.section(run))
+            + investigation_channel.section(run) + investigation_streams.section(run))

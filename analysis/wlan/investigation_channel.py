@@ -100,7 +100,7 @@ def fig_mt2(run: Run) -> list[Path]:
     axes[0].set_ylabel("downlink / uplink goodput (trimmed mean, bars: trial range)")
     fig.suptitle("Beyond the paper: what the downlink's gain at M_t = 2 needs (mt2_downlink_gains)", fontsize=10)
     names = ",".join(s.variant for s in found)
-    run.caption(fig, "investigation_mt2.fig_mt2", f"{{{','.join(spec['scenarios'])}}}-{{{names}}}-q{{"
+    run.caption(fig, "investigation_channel.fig_mt2", f"{{{','.join(spec['scenarios'])}}}-{{{names}}}-q{{"
                 f"{','.join(str(q) for q in spec['qs'])}}}-mt{{1,2}}")
     return run.save(fig, "investigation_mt2")
 

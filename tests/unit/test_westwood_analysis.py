@@ -458,10 +458,10 @@ def test_fig4_stages_differing_by_direction_are_named_apart() -> None:
 
 
 def test_test3_base_delay_investigation_names_where_each_lands_on_the_report(tmp_path: Path) -> None:
-    """analysis/westwood/investigation_test3.py on hand-made cells: a delay where both algorithms
+    """analysis/westwood/investigation_base_delay.py on hand-made cells: a delay where both algorithms
     sit on the report's numbers over their whole trial range is named; one where one of them does
     not is not; the section and the figure appear only with a t3-d* cell."""
-    from analysis.westwood import investigation_test3 as inv
+    from analysis.westwood import investigation_base_delay as inv
     from analysis.westwood.run import Run
     root = tmp_path / "results"
     cells = measured(**{"cubic-t3": cell(spread=100, goodput_kbit_s=5955),

@@ -230,11 +230,11 @@ def test_every_claim_reads_the_configured_matrix() -> None:
 
 
 def test_mt2_investigation_judges_each_setting_by_the_claims_comparisons(tmp_path: Path) -> None:
-    """analysis/wlan/investigation_mt2.py on hand-made cells: a setting under which the downlink's
+    """analysis/wlan/investigation_channel.py on hand-made cells: a setting under which the downlink's
     goodput rises from M_t = 1 to 2 and the uplink's falls at every (scenario, Q), the ratio at
     M_t = 2 higher with the larger Q and above 1, has the claim's pattern; the model as configured
     (the downlink falling) does not; the section and figure need a setting besides it."""
-    from analysis.wlan import investigation_mt2 as inv
+    from analysis.wlan import investigation_channel as inv
 
     goodputs = {"fifo": {25: (220, 200, 100, 350), 100: (240, 190, 230, 210)},
                 "fifo-fer5": {25: (200, 200, 220, 190), 100: (210, 190, 300, 170)}}
