@@ -36,6 +36,7 @@ GNET_BASIC = struct.Struct("=QI")       # bytes, packets
 GNET_QUEUE = struct.Struct("=IIIII")    # qlen, backlog, drops, requeues, overlimits
 HEADER = "t,dev,role,backlog_bytes,backlog_pkts,drops,sent_bytes,sent_pkts,overlimits\n"
 FLUSH_EVERY_S = 1.0
+REPLY_TIMEOUT_S = 5
 
 
 class SamplerError(RuntimeError):
@@ -82,8 +83,11 @@ class QdiscReader:
     def __init__(self) -> None:
         self._sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
         self._sock.bind((0, 0))
-        # A reply takes microseconds; seconds happen only in a starved QEMU TCG guest.
-        self._sock.settimeout(5.0)
+        # A reply takes microseconds; seconds happen only in a starved QEMU TCG guest. The kernel's
+        # receive timeout, not Python's: a socket timeout polls before every send and receive and
+        # reads the clock around it, seven more syscalls a sample, each a host round trip on the
+        # virtual-time lane.
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", REPLY_TIMEOUT_S, 0))
         self._seq = 0
 
     def close(self) -> None:
@@ -114,9 +118,9 @@ class QdiscReader:
         while len(rows) < len(targets):
             try:
                 data = self._sock.recv(65536)
-            except TimeoutError:
-                raise SamplerError(f"no netlink reply for {targets[len(rows)].dev} within 5 s (is the machine "
-                                   f"overloaded? run fewer trials at once)") from None
+            except BlockingIOError:         # SO_RCVTIMEO passed
+                raise SamplerError(f"no netlink reply for {targets[len(rows)].dev} within {REPLY_TIMEOUT_S} s "
+                                   f"(is the machine overloaded? run fewer trials at once)") from None
             _, mtype, _, seq, _ = struct.unpack_from("=IHHII", data)
             if not first <= seq <= self._seq:
                 continue
