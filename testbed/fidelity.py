@@ -9,6 +9,7 @@ import contextlib
 import itertools
 import json
 import re
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -326,6 +327,46 @@ def delay_signal_check(trial_dir: Path, spec: dict[str, Any], prov: dict[str, An
     return check(name, 0.0, measured, tolerance, "ms", measured <= float(tolerance),
                  "median perceived - real queue per flow: "
                  + ", ".join(f"{k} {v['excess_p50_ms']:.2f} ({v['n']} samples)" for k, v in sorted(report.items())))
+
+
+def pcap_records(pcap: Path) -> int:
+    """The packet records in a classic pcap file (tcpdump -w); a record cut short counts as missing."""
+    data = pcap.read_bytes()
+    if len(data) < 24:
+        return 0
+    order = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    n, pos = 0, 24
+    while pos + 16 <= len(data):
+        (incl,) = struct.unpack_from(order + "I", data, pos + 8)
+        pos += 16 + incl
+        if pos > len(data):
+            break
+        n += 1
+    return n
+
+
+def capture_check(trial_dir: Path) -> dict[str, Any] | None:
+    """Every sender capture holds every packet tcpdump took, and the kernel dropped none before it:
+    the counts tcpdump prints when it stops (pcap/<sender>.log) against the records in its file.
+    tcpdump writes through a buffer (no -U: a write per packet is a host round trip on the
+    virtual-time lane) and flushes it when it stops; a capture cut short shows here."""
+    pcaps = sorted((trial_dir / "pcap").glob("*.pcap"))
+    if not pcaps:
+        return None
+    bad, notes = [], []
+    for pcap in pcaps:
+        text = pcap.with_suffix(".log").read_text() if pcap.with_suffix(".log").exists() else ""
+        captured = re.search(r"(\d+) packets? captured", text)
+        dropped = re.search(r"(\d+) packets? dropped by kernel", text)
+        records = pcap_records(pcap)
+        if captured is None or dropped is None:
+            bad.append(pcap.stem)
+            notes.append(f"{pcap.stem}: {records} records, tcpdump's counts missing (it did not stop cleanly)")
+            continue
+        if int(captured[1]) != records or int(dropped[1]):
+            bad.append(pcap.stem)
+        notes.append(f"{pcap.stem}: {records} records of {captured[1]} captured, {dropped[1]} dropped by kernel")
+    return check("capture_complete", 0, len(bad), 0, "captures", not bad, "; ".join(notes))
 
 
 # Virtual time: how far any timed element of a trial may stray from its plan. Timers fire exactly,

@@ -44,7 +44,8 @@ def finalize(partial: Path, final_dir: Path, may_replace: trial_dir.Fingerprint 
               fidelity.owd_bound_check(partial, spec["flows"], forward, window,
                                        calib.get("netem_delay_ms", {}).get("forward"), tol,
                                        float((calib.get("jitter_ms") or {}).get("forward", 0))),
-              fidelity.delay_signal_check(partial, spec, prov, forward)]
+              fidelity.delay_signal_check(partial, spec, prov, forward),
+              fidelity.capture_check(partial)]
     if prov["kernel"]["where"] == "uml":
         checks.append(fidelity.virtual_time_check(partial, spec, prov))
     prov["fidelity"] += [c for c in checks if c is not None]

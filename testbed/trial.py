@@ -431,9 +431,11 @@ class Trial:
             s = sender(pair)
             err = self.procs.log_file(self.out / "pcap" / f"{s}.log")
             # The capture goes to stdout, into a file this runner opened: tcpdump, dropping root,
-            # would chown its own file, which a UML guest's host folder refuses.
+            # would chown its own file, which a UML guest's host folder refuses. Buffered (no -U):
+            # a write per packet costs the virtual-time lane a host round trip per packet; tcpdump
+            # flushes when it stops, and fidelity.capture_check counts the file against its report.
             self.procs.start(self.node(s), f"monitor-pcap-{s}",
-                             ["tcpdump", "-i", f"{s}-eth0", "-s", "128", "-U", "-n", "-w", "-",
+                             ["tcpdump", "-i", f"{s}-eth0", "-s", "128", "-n", "-w", "-",
                               f"tcp and portrange {lo}-{hi}"],
                              stdout=self.procs.log_file(self.out / "pcap" / f"{s}.pcap"), stderr=err)
             self._wait_file_line(self.out / "pcap" / f"{s}.log", "listening on")
