@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml 2>/dev/
 CORES ?= all
 
 .PHONY: deps test-deps test-all quick reproduce restore smoke test unit lint doctor clean-stale vm-stop html-report image help \
-	uml-kernel crossval bench-lanes
+	uml-kernel crossval bench bench-lanes
 PROFILE ?= quick
 help:
 	@echo "make quick      regenerate every table and figure with shortened trials"
@@ -22,6 +22,8 @@ help:
 	@echo "make image      the docker image (tag tcprepro), with the engine and base image it needs"
 	@echo "make uml-kernel the virtual-time lane's kernel (built once, about 5 minutes)"
 	@echo "make crossval   the virtual-time lane against the QEMU TCG lane, figures/crossval/"
+	@echo "make bench      host CPU per data packet and per virtual second (UML), wall per 802.11b run;"
+	@echo "                BENCH_AGAINST=<commit> measures that commit too, side by side"
 	@echo "make bench-lanes  wall time per trial on the UML and QEMU lanes, side by side"
 
 deps: $(STAMP)
@@ -115,6 +117,9 @@ crossval: deps
 	for p in collateral westwood; do $(PY) -m analysis.crossval snapshot --lane uml-iperf3 --paper $$p \
 	  --results results/crossval-iperf3/full/$$p || exit 1; done
 	$(PY) -m analysis.crossval draw
+
+bench: deps
+	$(PY) -m benchmarks.per_packet $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST))
 
 bench-lanes: deps
 	$(PY) -m benchmarks.lanes --matrix
