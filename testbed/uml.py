@@ -43,7 +43,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from configuration import environment
@@ -77,6 +77,9 @@ class GuestRun:
     # rerun of the same trial must count the same; a difference names what reached the guest from
     # the host at a moment of the host's choosing (its timing leaks into the guest's random pool).
     interrupts: dict[str, int] = field(default_factory=dict)
+    # The host CPU (user + system, seconds) of the UML process and the host processes that carried
+    # the guest's address spaces: what the trial cost the host (benchmarks/per_packet.py).
+    host_cpu_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -339,13 +342,14 @@ def run(argv: Sequence[str], *, share: Path, cwd: Path, env: Mapping[str, str], 
         except (OSError, ValueError):
             raise UmlError(f"the guest powered off without its job's exit status; "
                            f"console: {share / CONSOLE}:\n{_tail(share / CONSOLE)}") from None
-        return GuestRun(rc, wall, virtual, kernel, tuple(args), read_interrupts(control / "interrupts"))
+        run = GuestRun(rc, wall, virtual, kernel, tuple(args), read_interrupts(control / "interrupts"))
     finally:
-        _kill_group(proc)
+        cpu = _kill_group(proc)
         shutil.rmtree(private, ignore_errors=True)
         shutil.rmtree(control, ignore_errors=True)
         if ids:
             _lend(share, (os.geteuid(), os.getegid()))
+    return replace(run, host_cpu_s=cpu)
 
 
 def _wait(proc: subprocess.Popen[bytes], heartbeat: Path, console: Path, limits: Limits,
@@ -396,13 +400,25 @@ def _panicked(console: Path) -> bool:
         return False
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> float | None:
     """The UML process and the host processes that carry its guest's address spaces, all of them.
-    The UML process is not reaped before this, so the group id is still its own."""
+    The UML process is not reaped before this, so the group id is still its own. Returns the host
+    CPU of the UML process and the children it reaped (the address-space processes of a guest that
+    powered off), None if it was not reaped within 10 s."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return round(usage.ru_utime + usage.ru_stime, 3)
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)
 
 
 def _uptime(heartbeat: Path) -> float | None:

@@ -74,7 +74,8 @@ class UmlLane(Lane):
         prov["virtual_time"] = {"kernel_key": info["key"], "release": info["release"], "hz": info["hz"],
                                 "source": f"{info['package']} {info['version']}",
                                 "command_line": list(run.command_line), "wall_s": round(run.wall_s, 3),
-                                "virtual_s": run.virtual_s, "interrupts": run.interrupts}
+                                "virtual_s": run.virtual_s, "host_cpu_s": run.host_cpu_s,
+                                "interrupts": run.interrupts}
         prov["variation"] = spec["variation"]
         from testbed.trial import tool_versions  # the guest ran the host's own binaries (Mininet: deferred)
         prov["tools"] = tool_versions()
