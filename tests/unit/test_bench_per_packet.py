@@ -24,7 +24,8 @@ def test_per_packet_and_per_second_costs_are_separated() -> None:
     for rate in per_packet.RATES_KBIT:
         for s in per_packet.SECONDS:
             pkts = int(rate / 12 * s)
-            runs[f"r{rate}-t{s}"] = per_packet.Run(f"r{rate}-t{s}", 3 + 0.0002 * pkts + 0.05 * s, 10.0, pkts, s, True)
+            cpu = 3 + 0.0002 * pkts + 0.05 * s
+            runs[f"r{rate}-t{s}"] = per_packet.Run(f"r{rate}-t{s}", cpu, 10.0, None, pkts, s, True)
     rates = per_packet.per_rate(runs)
     assert len(rates) == 3
     fit = per_packet.split(rates)
