@@ -239,7 +239,7 @@ def workflow_lane(paper: str, cell_id: str) -> Lane | None:
     try:
         placed = json.loads(text)
     except ValueError:
-        raise ValueError(f"{PLACED} is not the workflow's placement (JSON): unset it") from None
+        raise CannotRun(f"{PLACED} is not the workflow's placement (JSON). Fix: unset it") from None
     return next((lanes.by_name(name) for name, cells in (placed.get(paper) or {}).items() if cell_id in cells), None)
 
 

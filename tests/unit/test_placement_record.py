@@ -38,7 +38,7 @@ def test_the_workflows_placement_reaches_its_jobs(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv(placement.PLACED)
     assert placement.workflow_lane("collateral", CELL) is None          # by hand: the trial places itself
     monkeypatch.setenv(placement.PLACED, "uml")
-    with pytest.raises(ValueError, match="TCPREPRO_PLACED"):
+    with pytest.raises(placement.CannotRun, match="TCPREPRO_PLACED"):
         placement.workflow_lane("collateral", CELL)
 
 
