@@ -56,10 +56,15 @@ smoke: deps
 
 # make test leaves out the QEMU TCG lane's tests (marker vm): no paper measures on that lane, only
 # `make crossval` uses it, and its guests cost about 10 of the suite's minutes. make test-all runs them too.
-test: deps test-deps lint
-	$(PY) -m pytest -ra --durations=40 -m "not vm" tests
-test-all: deps test-deps lint
-	$(PY) -m pytest -ra --durations=40 tests
+# Both start the UML kernel's build beside lint and the unit tests (scripts/uml-kernel-early).
+test: deps test-deps
+	@scripts/uml-kernel-early $(PY)
+	@$(MAKE) --no-print-directory lint
+	$(PY) -m pytest -ra --durations=40 -m "not vm" tests/unit tests/integration
+test-all: deps test-deps
+	@scripts/uml-kernel-early $(PY)
+	@$(MAKE) --no-print-directory lint
+	$(PY) -m pytest -ra --durations=40 tests/unit tests/integration
 # What only the tests need (config/test-packages.txt: a one-node SLURM for the cluster test).
 test-deps:
 	@scripts/install-system config/test-packages.txt
