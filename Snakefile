@@ -96,7 +96,13 @@ onstart:
 # The VM lane is shared by every workflow of this checkout: stop it only if nothing else runs there
 # (else its own idle timer powers it off).
 onsuccess:
+    from testbed.progress import run_summary
+    for line in run_summary(RESULTS):
+        print(line, file=sys.stderr)
     shell("{PY:q} -m tcprepro vm stop --quiet --if-idle")
 
 onerror:
+    from testbed.progress import run_summary
+    for line in run_summary(RESULTS):
+        print(line, file=sys.stderr)
     shell("{PY:q} -m tcprepro vm stop --quiet --if-idle")

@@ -1,7 +1,8 @@
-"""Progress the user can follow: trials done out of planned, and an estimate of the time left.
+"""Progress the user can follow: trials done out of planned, an estimate of the time left, and at
+the end what each paper's trials took.
 
 The workflow writes a plan (every trial it will run, with its traffic duration) when it starts; each
-trial appends its wall time when it ends. Both files are plain text beside the results.
+trial appends its wall time and end when it ends. Both files are plain text beside the results.
 """
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def record_done(results: Path, trial_dir: str, wall_s: float, traffic_s: float) 
     log = results / ".progress.log"
     with log.open("a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
-        fh.write(json.dumps({"dir": trial_dir, "wall_s": wall_s, "traffic_s": traffic_s}) + "\n")
+        fh.write(json.dumps({"dir": trial_dir, "wall_s": wall_s, "traffic_s": traffic_s, "end": time.time()}) + "\n")
     done = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     done_dirs = {d["dir"] for d in done}
     left = [t for t in plan["trials"] if t["dir"] not in done_dirs]
@@ -81,3 +82,36 @@ def record_done(results: Path, trial_dir: str, wall_s: float, traffic_s: float) 
               for t in left)
     return (f"[progress] {len(plan['trials']) - len(left)}/{len(plan['trials'])} trials done, "
             f"about {eta / 60:.1f} min left")
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(round(seconds), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}"
+
+
+def run_summary(results: Path) -> list[str]:
+    """Per paper, what this workflow run measured: its trials, their summed wall time (the cores'
+    time they took) and when, counted from the run's start, the first began and the last ended.
+
+    Papers share the cores, so each paper's span overlaps the others'; the summed wall time is what
+    a paper costs alone. Read from the run's plan and progress log (rewritten when a run starts);
+    an empty list when this run measured nothing.
+    """
+    plan_file, log = plan_path(results), results / ".progress.log"
+    if not plan_file.exists() or not log.exists():
+        return []
+    start = json.loads(plan_file.read_text())["created"]
+    per_paper: dict[str, list[dict[str, Any]]] = {}
+    for line in log.read_text().splitlines():
+        if line.strip():
+            done = json.loads(line)
+            if "end" in done:
+                per_paper.setdefault(Path(done["dir"]).parent.parent.name, []).append(done)
+    lines = []
+    for paper, done in sorted(per_paper.items()):
+        first = min(d["end"] - d["wall_s"] for d in done) - start
+        last = max(d["end"] for d in done) - start
+        lines.append(f"[timing] {paper}: {len(done)} trial{'s' * (len(done) != 1)} measured, "
+                     f"{_clock(sum(d['wall_s'] for d in done))} of trial wall time summed, "
+                     f"from {_clock(max(0.0, first))} to {_clock(last)} of this run")
+    return lines

@@ -47,3 +47,24 @@ def test_bounded_trials_are_estimated_by_the_share_of_their_bound_they_took(tmp_
     assert line.startswith("3 trials to run, 15.0 min of traffic at most;")
     line = progress.record_done(tmp_path, str(tmp_path / "b0"), wall_s=170, traffic_s=150)
     assert line == f"[progress] 1/3 trials done, about {2 * (150 + 20) / 60:.1f} min left"
+
+
+def test_the_run_summary_counts_each_papers_trials_and_their_span(tmp_path: Path, monkeypatch) -> None:
+    """What a run measured, per paper: trials, summed wall time, first start and last end."""
+    dirs = {p: [tmp_path / p / "cell" / f"trial-{k}" for k in (1, 2)] for p in ("ledbat", "wlan")}
+    progress.write_plan(tmp_path, [{"dir": str(d), "duration_s": 0, "per_core": True}
+                                   for ds in dirs.values() for d in ds], lanes=1, cores=2)
+    start = json.loads(progress.plan_path(tmp_path).read_text())["created"]
+    ends = iter([start + 100, start + 3700, start + 50, start + 60])
+    monkeypatch.setattr(progress.time, "time", lambda: next(ends))
+    for d, wall in zip([*dirs["ledbat"], *dirs["wlan"]], [90, 3510, 50, 10], strict=True):
+        progress.record_done(tmp_path, str(d), wall_s=wall, traffic_s=0)
+    assert progress.run_summary(tmp_path) == [
+        "[timing] ledbat: 2 trials measured, 1:00:00 of trial wall time summed, from 0:00:10 to 1:01:40 of this run",
+        "[timing] wlan: 2 trials measured, 0:01:00 of trial wall time summed, from 0:00:00 to 0:01:00 of this run"]
+
+
+def test_a_run_that_measured_nothing_has_no_summary(tmp_path: Path) -> None:
+    assert progress.run_summary(tmp_path) == []
+    progress.write_plan(tmp_path, [], lanes=1, cores=2)
+    assert progress.run_summary(tmp_path) == []
