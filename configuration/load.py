@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import hashlib
 import itertools
 import re
@@ -77,6 +78,8 @@ class Cell:
     cell_id: str
     params: dict[str, Any]
     scenario: dict[str, Any]
+    point: dict[str, Any] = field(default_factory=dict, compare=False)
+    """Every matrix parameter, unset ones (None) included: what the cell is made from."""
 
 
 @dataclass
@@ -86,6 +89,16 @@ class PaperConfig:
     sha256: str
     rules: ScenarioRules
     cells_by_id: dict[str, Cell] = field(default_factory=dict)
+    matrix_cells: list[str] = field(default_factory=list)
+    """The cells of the main matrix (the paper's own), in order; extra_matrices' follow in cells_by_id."""
+    alternatives: list[Any] = field(default_factory=list)
+    """Every alternative of the open choices (configuration/choices.py): run only on request."""
+    twins_by_id: dict[str, Cell] = field(default_factory=dict)
+    """The cells the alternatives add, by id; not in cells_by_id, so no profile runs them."""
+
+    def any_cell(self, cell_id: str) -> Cell | None:
+        """A matrix cell or an alternative's twin."""
+        return self.cells_by_id.get(cell_id) or self.twins_by_id.get(cell_id)
 
     @property
     def name(self) -> str:
@@ -101,6 +114,26 @@ class PaperConfig:
         """Cells whose trial 1 a figure of this paper reads raw."""
         return list(self.data.get("figure_trials", []))
 
+    def cell_at(self, params: dict[str, Any], name: str | None = None,
+                scenario_over: dict[str, Any] | None = None) -> Cell:
+        """The cell of one matrix point: its id from the cell_id template (or `name`), its scenario
+        with the point's values substituted (and `scenario_over` merged in), checked."""
+        path, data = self.path, self.data
+        cell_id = name or _substitute(data["cell_id"], params, f"{path}: cell_id")
+        if not CELL_ID.fullmatch(str(cell_id)):
+            raise ConfigError(f"{path}: field 'cell_id': {cell_id!r} (from {params}) is not a cell id: use "
+                              "letters, digits and . _ - + only, starting with a letter or digit")
+        scenario = _drop_unset(_substitute(copy.deepcopy(data["scenario"]), params, f"{path}: scenario"))
+        if scenario_over:
+            scenario = merge(scenario, scenario_over)
+        bad = next(iter(_scenario_validator().iter_errors(scenario)), None)
+        if bad is not None:
+            raise ConfigError(f"{path}: cell {cell_id}: field 'scenario.{_field_path(bad)}': "
+                              f"{_message(bad, hint=False)}")
+        _check_scenario(scenario, f"{path}: cell {cell_id}: scenario", self.rules)
+        return Cell(data["paper"], str(cell_id), {k: v for k, v in params.items() if v is not None}, scenario,
+                    dict(params))
+
     def profile(self, profile: str) -> dict[str, Any]:
         if profile not in PROFILES:
             raise ConfigError(f"unknown profile {profile!r}: choose one of {', '.join(PROFILES)}")
@@ -115,13 +148,16 @@ class PaperConfig:
 
     def duration_s(self, cell_id: str, profile: str) -> float:
         """A cell's trial length: its scenario's own duration_s if it has one, else the profile's."""
-        scenario = self.cells_by_id[cell_id].scenario
+        cell = self.any_cell(cell_id)
+        if cell is None:
+            raise KeyError(cell_id)
+        scenario = cell.scenario
         return float(scenario["duration_s"] if "duration_s" in scenario else self.profile(profile)["duration_s"])
 
     def trial_spec(self, cell_id: str, trial: int, profile: str) -> dict[str, Any]:
         """The fully expanded description of one trial: what the runner executes, saved as spec.json.
         A copy: a caller may change it without changing the cell (or the next trial's spec)."""
-        cell = self.cells_by_id.get(cell_id)
+        cell = self.any_cell(cell_id)
         if cell is None:
             raise ConfigError(f"{self.path}: no cell {cell_id!r}; cells are: {', '.join(self.cells_by_id)}")
         prof = self.profile(profile)
@@ -138,7 +174,8 @@ class PaperConfig:
         if self.simulated:
             return {**spec, "warmup_s": prof["warmup_s"], "flows": self.rules.simulated_flows(cell.scenario)}
         out = {**spec, "flows": expand_flows(cell.scenario["flows"]),
-               "bulk_generator": str(load_workflow().get("bulk_generator", "iperf2"))}
+               "bulk_generator": str(cell.scenario.get("bulk_generator")
+                                     or load_workflow().get("bulk_generator", "iperf2"))}
         if cell.scenario.get("module_params"):
             out["module_params"] = spec["scenario"]["module_params"]   # what the runner sets (testbed/trial.py)
         return out
@@ -247,6 +284,13 @@ def _schema() -> dict[str, Any]:
     return yaml.safe_load(SCHEMA_PATH.read_text())
 
 
+@functools.cache
+def _scenario_validator() -> Any:
+    """One cell's scenario against the schema's definition (built once: a paper has many cells)."""
+    schema = _schema()
+    return _Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
+
+
 def _whole(_checker: Any, value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -326,25 +370,18 @@ def load_paper(name_or_path: str | Path, rules: ScenarioRules) -> PaperConfig:
         raise ConfigError(f"{path}: field '{_field_path(err) or '<top>'}': {_message(err)}")
     _check_profiles(data, path)
     cfg = PaperConfig(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest(), rules=rules)
-    scenario_validator = _Validator({**schema["$defs"]["scenario"], "$defs": schema["$defs"]})
     defaults = data.get("matrix_defaults") or {}
-    points = [pt for m in [data["matrix"], *data.get("extra_matrices", [])] for pt in _matrix_points(m)]
-    for point in points:
-        params = {**point, **{k: v for k, v in defaults.items() if k not in point}}
-        cell_id = _substitute(data["cell_id"], params, f"{path}: cell_id")
-        if not CELL_ID.fullmatch(str(cell_id)):
-            raise ConfigError(f"{path}: field 'cell_id': {cell_id!r} (from {params}) is not a cell id: use "
-                              "letters, digits and . _ - + only, starting with a letter or digit")
-        scenario = _drop_unset(_substitute(copy.deepcopy(data["scenario"]), params, f"{path}: scenario"))
-        bad = next(iter(scenario_validator.iter_errors(scenario)), None)
-        if bad is not None:
-            raise ConfigError(f"{path}: cell {cell_id}: field 'scenario.{_field_path(bad)}': "
-                              f"{_message(bad, hint=False)}")
-        _check_scenario(scenario, f"{path}: cell {cell_id}: scenario", rules)
-        if cell_id in cfg.cells_by_id:
-            raise ConfigError(f"{path}: cell_id template gives {cell_id!r} twice; add a parameter to it")
-        set_params = {k: v for k, v in params.items() if v is not None}
-        cfg.cells_by_id[cell_id] = Cell(data["paper"], cell_id, set_params, scenario)
+    main = _matrix_points(data["matrix"])
+    points = main + [pt for m in data.get("extra_matrices", []) for pt in _matrix_points(m)]
+    for k, point in enumerate(points):
+        cell = cfg.cell_at({**point, **{k: v for k, v in defaults.items() if k not in point}})
+        if cell.cell_id in cfg.cells_by_id:
+            raise ConfigError(f"{path}: cell_id template gives {cell.cell_id!r} twice; add a parameter to it")
+        cfg.cells_by_id[cell.cell_id] = cell
+        if k < len(main):
+            cfg.matrix_cells.append(cell.cell_id)
+    from configuration import choices  # it builds on PaperConfig
+    cfg.alternatives, cfg.twins_by_id = choices.alternatives(cfg)
     for cid in data.get("figure_trials", []):
         if cid not in cfg.cells_by_id:
             raise ConfigError(f"{path}: field 'figure_trials': no cell {cid!r}; "

@@ -12,7 +12,7 @@ from analysis.collateral.run import CCS, RTTS, Run
 from analysis.collateral.tables import tables
 from analysis.paper_tables import to_markdown
 from analysis.report import claims_markdown
-from analysis.report.paper_run import provenance_facts, this_run_lines, write_verdict
+from analysis.report.paper_run import choices_lines, provenance_facts, this_run_lines, write_verdict
 from analysis.report.verdict_head import verdict_head
 from analysis.verdicts import Verdict
 
@@ -66,7 +66,9 @@ def render(run: Run, claims: list[Verdict]) -> str:
     facts = provenance_facts(run)
     out = verdict_head(run, claims, "Collateral Damage", f"Cells measured: {len(run.cells)} of "
                        f"{len(run.cfg.cells_by_id)} ({', '.join(sorted(run.cells)) or 'none'})")
-    out += claims_markdown.section(claims)
+    out += ["## What the paper leaves open, and what we chose", ""]
+    out += choices_lines(run)
+    out += ["", *claims_markdown.section(claims)]
     beyond = next((v.verdict for v in claims if v.claim == "htcp_adaptive_backoff"), None)
     out += investigation.section(run, beyond)
     out += investigation_cubic.section(run)

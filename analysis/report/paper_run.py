@@ -38,7 +38,11 @@ class PaperRun:
     def load(cls, paper: str, profile: str, results: Path, out: Path) -> Any:
         out.mkdir(parents=True, exist_ok=True)
         # The paper's own config, whatever TCPREPRO_PAPER_DIR says: its reference numbers are the point.
-        return cls(profile, results, out, load_paper(CONFIG_DIR / f"{paper}.yaml"), load_cells(results))
+        # Only its matrix's cells: an open choice's twins (configuration/choices.py) stand in for
+        # them in analysis/robustness.py's overlays, never beside them.
+        cfg = load_paper(CONFIG_DIR / f"{paper}.yaml")
+        cells = {k: v for k, v in load_cells(results).items() if k in cfg.cells_by_id}
+        return cls(profile, results, out, cfg, cells)
 
     @property
     def params(self) -> dict[str, dict[str, Any]]:
@@ -132,9 +136,21 @@ def incomplete_lines(run: PaperRun) -> list[str]:
             f"{', '.join(short)}.", ""] if short else []
 
 
+def _words(paper: str) -> str:
+    return "The paper is silent." if paper == "the paper is silent" else f'The paper: "{paper}"'
+
+
 def choices_lines(run: PaperRun) -> list[str]:
-    """What the paper leaves open and what config/<paper>.yaml chose, with the reasons."""
-    return [f"- **{c['what']}**: {c['choice']}. {c['why']}" for c in run.reference["choices"]]
+    """What the paper leaves open and what config/<paper>.yaml chose, with the reasons, the paper's
+    words for it, and the alternatives the robustness runs flip it to."""
+    out = []
+    for c in run.reference["choices"]:
+        out.append(f"- **{c['what']}**: {c['choice']}. {c['why']}" + (f" {_words(c['paper'])}" if "paper" in c else ""))
+        for alt in c.get("alternatives", []):
+            out.append(f"  - alternative `{c['id']}.{alt['id']}`: {alt['reading']}. {_words(alt['paper'])} "
+                       + ("The text favours it at least as much as the reading taken."
+                          if alt["favoured"] else "The text favours the reading taken."))
+    return out
 
 
 def this_run_lines(facts: dict[str, Any], bottleneck: str, paper_hz: int | None = None) -> list[str]:
