@@ -7,12 +7,14 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml 2>/dev/
 CORES ?= all
 
 .PHONY: deps test-deps test-all quick reproduce restore smoke test unit lint doctor clean-stale vm-stop html-report image help \
-	uml-kernel crossval bench bench-lanes
+	uml-kernel crossval bench bench-lanes robustness
 PROFILE ?= quick
 help:
 	@echo "make quick      regenerate every table and figure with shortened trials"
 	@echo "make reproduce  every paper's whole matrix at the papers' full durations, timed"
 	@echo "make restore    unpack the committed full-run trials (data/) into results/full/"
+	@echo "make robustness every claim judged again under each alternative of the papers' open choices"
+	@echo "                (full profile; ROBUSTNESS='<choice>.<alternative>,...' narrows it; docs/robustness.md)"
 	@echo "make smoke      one cell per paper, a few minutes"
 	@echo "make test       the test suite (what CI runs)"
 	@echo "make test-all   the test suite and the QEMU TCG lane's tests (about 10 minutes more)"
@@ -49,6 +51,11 @@ reproduce: deps
 	@start=$$(date +%s); papers=$$($(PY) -c 'from configuration.load import paper_names; print(",".join(paper_names()))'); \
 	$(SNAKE) --cores $(CORES) --workflow-profile profiles/full --config profile=full "papers=[$$papers]" || exit $$?; \
 	echo "make reproduce: $$(( ($$(date +%s) - start) / 60 )) min $$(( ($$(date +%s) - start) % 60 )) s"
+# The open choices' alternatives (config/<paper>.yaml reference.choices): their cells measured in
+# the full profile, every claim judged under each (figures/<paper>/full-robustness.json).
+ROBUSTNESS ?= *
+robustness: deps
+	$(SNAKE) --cores $(CORES) --workflow-profile profiles/full --config profile=full "robustness=$(ROBUSTNESS)"
 restore: deps
 	$(PY) -m tcprepro archive restore --profile full
 smoke: deps

@@ -77,6 +77,7 @@ rule all:
         [f for p in PAPERS for f in cell_files(p)],
         [figure_dir(p) for p in FIGURED],
         [str(REPORT), str(HTML_REPORT)] if FIGURED else [],
+        [f for p in FIGURED for f in robustness_file(p)] if ROBUST else [],
 
 
 include: "rules/trials.smk"

@@ -159,13 +159,15 @@ def tar_bytes(trial: Path) -> bytes:
 
 
 def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Path | None = None) -> dict[str, Outcome]:
-    """Archive every finished trial of these papers not yet archived as it is now; a trial of a
-    cell the paper's config no longer has (an investigation narrowed) stays out of data/."""
+    """Archive every finished trial of these papers not yet archived as it is now, the open choices'
+    twins' too (configuration/choices.py); a trial of a cell the paper's config no longer has (an
+    investigation narrowed) stays out of data/."""
     out: dict[str, Outcome] = {}
     for paper in papers:
         src, dst = results / profile / paper, paper_dir(profile, paper, data)
         manifest, outcome = _read_manifest(dst), Outcome()
-        cells = set(load_paper(paper).cells_by_id)
+        cfg = load_paper(paper)
+        cells = set(cfg.cells_by_id) | set(cfg.twins_by_id)
         for trial in finished_trials(src):
             key, target = _key(trial), dst / trial.parent.name / (trial.name + SUFFIX)
             if trial.parent.name not in cells:

@@ -37,6 +37,31 @@ if ONLY and not any(selected_cells(p) for p in PAPERS):
                         + ", ".join(c.cell_id for p in PAPERS for c in PAPERS[p].cells(PROFILE)))
 
 
+# `--config robustness='*'` (globs over <choice>.<alternative>) measures the cells each selected
+# alternative of an open choice needs and judges every claim under it (rule robustness).
+ROBUST = [g.strip() for g in str(config.get("robustness") or "").split(",") if g.strip()]
+
+
+def alternatives_of(paper):
+    return [a for a in PAPERS[paper].alternatives if any(fnmatch(a.key, g) for g in ROBUST)]
+
+
+if ROBUST and not any(alternatives_of(p) for p in PAPERS):
+    raise WorkflowError(f"--config robustness={config['robustness']}: no open choice's alternative matches; they are "
+                        + ", ".join(a.key for p in PAPERS for a in PAPERS[p].alternatives))
+
+
+@cache
+def stand_in_cells(paper):
+    """The cells the selected alternatives put in place of selected cells, beyond the selection:
+    their twins, and matrix cells the profile does not run."""
+    selected = set(selected_cells(paper))
+    out = []
+    for alt in alternatives_of(paper):
+        out += [s for ref, s in alt.twins.items() if ref in selected and s not in selected and s not in out]
+    return out
+
+
 def trial_dirs(paper, cell=None):
     n = PAPERS[paper].profile(PROFILE)["trials"]
     cells = selected_cells(paper) if cell is None else [cell]
@@ -44,7 +69,7 @@ def trial_dirs(paper, cell=None):
 
 
 def cell_files(paper):
-    return [str(RESULTS / paper / c / "cell.json") for c in selected_cells(paper)]
+    return [str(RESULTS / paper / c / "cell.json") for c in selected_cells(paper) + stand_in_cells(paper)]
 
 
 def cluster_lane():
@@ -69,9 +94,9 @@ def lanes_of(paper):
     """{cell: lane} (testbed/lane/) of a paper: placed by testbed/placement.py for a measured paper
     (a cell that cannot run stops the workflow here); a simulated paper's cells on the simulated lane."""
     if PAPERS[paper].simulated:
-        return {c.cell_id: lanes.SIMULATED for c in PAPERS[paper].cells(PROFILE)}
+        return {c: lanes.SIMULATED for c in [x.cell_id for x in PAPERS[paper].cells(PROFILE)] + stand_in_cells(paper)}
     try:
-        plan = placement.plan(paper, PROFILE, survey=host_survey())
+        plan = placement.plan(paper, PROFILE, survey=host_survey(), extra=stand_in_cells(paper))
     except (OSError, ValueError, RuntimeError) as exc:
         raise WorkflowError(f"{paper}: cannot place its cells: {exc}") from None
     # A cell that cannot run on its paper's lane stops the workflow before any trial, with the fix:
@@ -162,7 +187,7 @@ def planned_trials():
         sim = per_core(paper, cell)
         trials.append({"dir": str(Path(job.output[0]).resolve()), "per_core": sim,
                        "duration_s": 0 if sim else PAPERS[paper].duration_s(cell, PROFILE),
-                       "bounded": "duration_s" in PAPERS[paper].cells_by_id[cell].scenario})
+                       "bounded": "duration_s" in PAPERS[paper].any_cell(cell).scenario})
     return sorted(trials, key=lambda t: t["dir"])
 
 
@@ -186,6 +211,14 @@ FIGURED = [p for p in PAPERS if (ANALYSIS_CODE / p / "__main__.py").exists()]
 def figure_inputs(paper):
     """A paper's figures read its cells, and the trials its config names under figure_trials."""
     return cell_files(paper) + figure_trials(paper)
+
+
+def robustness_file(paper):
+    """The paper's verdicts under its open choices' alternatives: made by rule robustness when the
+    run selects alternatives, else read when one exists (a committed reference's), as ancient():
+    a checkout's file times say nothing of its age."""
+    path = FIGURES / paper / f"{PROFILE}-robustness.json"
+    return [str(path)] if ROBUST else [ancient(str(path))] if path.exists() else []
 
 
 REPORT = FIGURES / ("REPORT.md" if PROFILE == "full" else f"REPORT-{PROFILE}.md")

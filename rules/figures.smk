@@ -3,7 +3,7 @@
 # Every table, figure and verdict of one paper: figures/<paper>/<profile>/ (analysis/<paper>/__main__.py),
 # regenerated whole (Snakemake empties a directory output first, so no stale figure survives).
 rule figures:
-    input: lambda w: figure_inputs(w.paper)
+    input: lambda w: figure_inputs(w.paper) + robustness_file(w.paper)
     output: directory(str(FIGURES / "{paper}" / PROFILE))
     wildcard_constraints: paper="|".join(FIGURED) or "(?!)"
     params: out=lambda w: FIGURES / w.paper / PROFILE, results=lambda w: RESULTS / w.paper,
@@ -17,7 +17,7 @@ rule figures:
 
 # Every paper's result set of this profile in one document (analysis/report/report.py).
 rule report:
-    input: [figure_dir(p) for p in FIGURED]
+    input: [figure_dir(p) for p in FIGURED], [f for p in FIGURED for f in robustness_file(p)]
     output: str(REPORT)
     params: profile=PROFILE, figures=FIGURES
     log: str(LOGS / "report.log")
@@ -34,3 +34,19 @@ rule html_report:
     shell:
         "{PY:q} -m analysis.report.html_report --profile {params.profile:q} --figures {params.figures:q} "
         "--out {output:q} 2> {log:q}"
+
+
+# Every claim of a paper judged under each alternative of its open choices whose cells are measured
+# (analysis/robustness.py), beside its figure folder; verdict.md and REPORT.md show the table. Only
+# when the run selects alternatives (`--config robustness=...`): otherwise a committed file is read.
+if ROBUST:
+    rule robustness:
+        input: lambda w: cell_files(w.paper)
+        output: str(FIGURES / "{paper}" / f"{PROFILE}-robustness.json")
+        wildcard_constraints: paper="|".join(FIGURED) or "(?!)"
+        params: results=lambda w: RESULTS / w.paper, code=lambda w: code_digest(w.paper, "figures"), profile=PROFILE
+        log: str(LOGS / "robustness-{paper}.log")
+        resources: mem_mb=config["cluster"]["mem_mb"]["figures"], runtime=120
+        shell:
+            "{PY:q} -m analysis.robustness --paper {wildcards.paper:q} --profile {params.profile:q} "
+            "--results {params.results:q} --out {output:q} 2> {log:q}"

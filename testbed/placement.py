@@ -195,10 +195,12 @@ def paper_mode(cfg: Any) -> str:
     return cfg.data.get("lane", "auto") if mode == "auto" else mode
 
 
-def plan(paper: str, profile: str = "quick", survey: Survey | None = None, mode: str | None = None) -> Plan:
-    """Where each cell of `paper` runs: the first lane that has everything it needs, else nowhere."""
+def plan(paper: str, profile: str = "quick", survey: Survey | None = None, mode: str | None = None,
+         extra: Iterable[str] = ()) -> Plan:
+    """Where each cell of `paper` runs: the first lane that has everything it needs, else nowhere.
+    `extra`: cells beyond the profile's (an open choice's twins, configuration/choices.py)."""
     cfg = load_paper(paper)
-    cells = cfg.cells(profile)
+    cells = cfg.cells(profile) + [c for c in map(cfg.any_cell, extra) if c is not None]
     mode = mode or paper_mode(cfg)
     survey = survey or take_survey(ccs=paper_ccs(cfg.cells_by_id.values()))
     together = paper_needs(paper)

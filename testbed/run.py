@@ -192,7 +192,9 @@ def finish_spec(spec: dict[str, Any], lane: Lane) -> dict[str, Any]:
         spec["module_params"] = merged
     # The workflow's key bulk_generator (the lanes' cross-validation measures both) reaches the
     # trial as TCPREPRO_BULK_GENERATOR over config/workflow.yaml's; the trial's spec says which ran.
-    if generator := environment.get("TCPREPRO_BULK_GENERATOR"):
+    # A cell that names its own (an open choice's alternative, configuration/choices.py) keeps it.
+    own = (spec.get("scenario") or {}).get("bulk_generator")
+    if (generator := environment.get("TCPREPRO_BULK_GENERATOR")) and not own:
         spec["bulk_generator"] = generator
         if spec["bulk_generator"] not in ("iperf2", "iperf3"):
             raise ValueError(f"TCPREPRO_BULK_GENERATOR={spec['bulk_generator']!r}: use iperf2 or iperf3")
@@ -256,7 +258,7 @@ def main(args: argparse.Namespace) -> int:
     if cfg.simulated:
         return simulate_main(args, spec)
     try:
-        lane = cell_lane(cfg.cells_by_id[args.cell])
+        lane = cell_lane(cfg.any_cell(args.cell))
     except CannotRun as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

@@ -12,7 +12,7 @@ from analysis.collateral.run import CCS, RTTS, Run
 from analysis.collateral.tables import tables
 from analysis.paper_tables import to_markdown
 from analysis.report import claims_markdown
-from analysis.report.paper_run import choices_lines, provenance_facts, this_run_lines, write_verdict
+from analysis.report.paper_run import choices_lines, provenance_facts, robustness_lines, this_run_lines, write_verdict
 from analysis.report.verdict_head import verdict_head
 from analysis.verdicts import Verdict
 
@@ -69,6 +69,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out += ["## What the paper leaves open, and what we chose", ""]
     out += choices_lines(run)
     out += ["", *claims_markdown.section(claims)]
+    out += robustness_lines(run)
     beyond = next((v.verdict for v in claims if v.claim == "htcp_adaptive_backoff"), None)
     out += investigation.section(run, beyond)
     out += investigation_cubic.section(run)

@@ -16,6 +16,7 @@ from analysis.report import claims_markdown
 from analysis.report.paper_run import (
     choices_lines,
     provenance_facts,
+    robustness_lines,
     this_run_lines,
     write_verdict,
 )
@@ -107,6 +108,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out += ["## What the paper leaves open, and what we chose", ""]
     out += choices_lines(run)
     out += ["", *claims_markdown.section(claims)]
+    out += robustness_lines(run)
     out += ["## Completion times beside the paper", "", to_markdown(completion(run)), "",
             "## Beyond the paper: fairness and utilisation", "",
             "jain: Jain's index per 1-s bin over the LEDBAT flows running through the whole bin, averaged over "

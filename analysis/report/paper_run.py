@@ -136,6 +136,13 @@ def incomplete_lines(run: PaperRun) -> list[str]:
             f"{', '.join(short)}.", ""] if short else []
 
 
+def robustness_lines(run: PaperRun) -> list[str]:
+    """The claims' verdicts under the open choices' alternatives, when this profile has them."""
+    from analysis.report import robustness_table  # it imports the analysis that imports this module
+    doc = robustness_table.load(run.out.parent.parent, run.cfg.name, run.profile)
+    return robustness_table.lines(doc) if doc else []
+
+
 def _words(paper: str) -> str:
     return "The paper is silent." if paper == "the paper is silent" else f'The paper: "{paper}"'
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import staleness
-from analysis.report import claims_markdown
+from analysis.report import claims_markdown, robustness_table
 from analysis.report.against_reference import current_spec
 from analysis.report.captions import caption
 from analysis.report.rejudge import archive_folder, archived
@@ -173,6 +173,8 @@ def render(profile: str, figures: Path, sets: dict[str, ResultSet | None]) -> st
             out += ["Why, for each claim not reproduced:", "", *claims_markdown.whys(mine, here)]
         if extra:
             out += ["### Beyond the paper", "", *claims_markdown.table(extra), "", *claims_markdown.whys(extra, here)]
+        if (doc := robustness_table.load(figures, name, profile)) is not None:
+            out += robustness_table.lines(doc, "###")
         out += ["### Tables beside the paper", ""]
         for table in rs.tables:
             md = rs.root / f"{table}.md"

@@ -12,8 +12,10 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
-from analysis.report import claims_markdown
+from analysis import robustness
+from analysis.report import claims_markdown, robustness_table
 from analysis.report.rejudge import archive_folder, archived
 from analysis.verdicts import VERDICTS
 from configuration import CHECKOUT
@@ -27,27 +29,51 @@ WIDTH = 100                     # the README's line length
 
 def block(figures: Path = CHECKOUT / "figures") -> str:
     """The status block for the full-profile result sets under `figures`."""
-    rows = ["| paper | claims | reproduced | partly | not reproduced | not evaluated | beyond the paper |",
-            "|---|---|---|---|---|---|---|"]
+    rows = ["| paper | claims | reproduced | partly | not reproduced | not evaluated | robust to open choices "
+            "| beyond the paper |",
+            "|---|---|---|---|---|---|---|---|"]
     lines = []
     for paper in sorted(p.stem for p in CONFIG_DIR.glob("*.yaml") if p.stem not in NOT_PAPERS):
         path = figures / paper / "full" / "verdicts.json"
         if not path.exists():
-            rows.append(f"| {paper} | no committed full run | | | | | |")
+            rows.append(f"| {paper} | no committed full run | | | | | | |")
             continue
         vs = json.loads(path.read_text())
         mine, extra = claims_markdown.paper_claims(vs), claims_markdown.beyond_claims(vs)
         t = claims_markdown.tally(mine)
+        doc = robustness_table.load(figures, paper, "full")
         rows.append(f"| {paper} | {len(mine)} | " + " | ".join(str(t.get(k, 0)) for k in VERDICTS)
-                    + f" | {claims_markdown.scorecard(extra) if extra else '-'} |")
+                    + f" | {robust_cell(doc, [v['claim'] for v in mine])} "
+                    + f"| {claims_markdown.scorecard(extra) if extra else '-'} |")
         by = {k: [v["claim"] for v in mine if v["verdict"] == k] for k in VERDICTS}
         line = (f"- **{paper}**: " + "; ".join(f"{k}: {', '.join(c)}" for k, c in by.items() if c) + "."
                 + ("" if archived(paper, "full") else
                    f" Its raw trials are not archived (`{archive_folder(paper, 'full')}` holds none), so these "
                    "verdicts cannot be recomputed from trials: every comparison is missing until it is measured "
-                   "again."))
+                   "again.")
+                + favoured_flips_line(doc, {v["claim"] for v in mine}))
         lines.append(textwrap.fill(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False))
     return "\n".join([BEGIN, *rows, "", *lines, END])
+
+
+def robust_cell(doc: dict[str, Any] | None, claims: list[str]) -> str:
+    """How many of the paper's claims hold the same verdict under every alternative of its open
+    choices (analysis/robustness.py), and how many are not yet run under some."""
+    if doc is None:
+        return "no runs"
+    words = [robustness.summary(doc, c) for c in claims if c in doc["reference"]]
+    waiting = sum(w.startswith("not yet run") for w in words)
+    return f"{words.count('robust')} of {len(claims)}" + (f" ({waiting} not yet run under all)" if waiting else "")
+
+
+def favoured_flips_line(doc: dict[str, Any] | None, claims: set[str]) -> str:
+    """The paper's verdicts that flip under an alternative its text favours at least as much as the
+    reading taken: said here, not only in verdict.md."""
+    flips = {c: k for c, k in robustness_table.favoured_flips(doc).items() if c in claims} if doc else {}
+    if not flips:
+        return ""
+    return (" Verdicts that flip under an open choice's alternative the paper's text favours at least as much "
+            "as ours: " + "; ".join(f"{c} (under {', '.join(k)})" for c, k in flips.items()) + ".")
 
 
 def replace(readme: str, new_block: str) -> str:

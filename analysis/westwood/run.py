@@ -2,6 +2,7 @@
 one trial's cwnd/ssthresh series."""
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +68,13 @@ def series(trial: Path) -> Series:
 def cwnd_range(trial: Path) -> float | None:
     """The report's oscillation, "the difference between the highest and the lowest value in a
     single experiment": cwnd's max - min (packets) over the flow's whole tcp_probe series; None
-    without the trial's trace."""
+    without the trial's trace. Read once per trial and process: the robustness overlays
+    (analysis/robustness.py) reach one trial under several names."""
+    return _cwnd_range(trial.resolve())
+
+
+@functools.cache
+def _cwnd_range(trial: Path) -> float | None:
     if not (trial / "tcp_probe.trace").exists() or not (trial / "provenance.json").exists():
         return None
     cwnd = series(trial).cwnd

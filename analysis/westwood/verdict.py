@@ -11,6 +11,7 @@ from analysis.report.paper_run import (
     cc_label,
     choices_lines,
     provenance_facts,
+    robustness_lines,
     this_run_lines,
     write_verdict,
 )
@@ -80,6 +81,7 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out += ["## What the report leaves open, and what we chose", ""]
     out += choices_lines(run)
     out += ["", *claims_markdown.section(claims)]
+    out += robustness_lines(run)
     out += ["## Throughput beside the report", ""]
     for t in tables(run).values():
         out += [to_markdown(t), ""]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from analysis.paper_tables import to_markdown
 from analysis.report import claims_markdown
-from analysis.report.paper_run import choices_lines, write_verdict
+from analysis.report.paper_run import choices_lines, robustness_lines, write_verdict
 from analysis.report.verdict_head import verdict_head
 from analysis.verdicts import Verdict
 from analysis.wlan import claims as wlan_claims
@@ -104,7 +104,8 @@ def render(run: Run, claims: list[Verdict]) -> str:
     out += investigation.section(run)
     out += ["## What the paper leaves open, and what we chose", ""]
     out += choices_lines(run)
-    out += ["", "## The simulator", "", *simulator_lines(run), "",
+    out += ["", *robustness_lines(run)]
+    out += ["## The simulator", "", *simulator_lines(run), "",
             "## What differs from the paper's testbed", "", *[f"- {d}" for d in DIFFERENCES]]
     return "\n".join(out) + "\n"
 

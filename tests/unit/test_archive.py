@@ -47,12 +47,14 @@ def test_pack_then_restore_gives_the_same_files(tmp_path: Path) -> None:
     add_invalid_attempt(trials[1])
     (results / "full" / "westwood" / "cubic-t1" / "trial-3.partial").mkdir()   # an unfinished trial
     make_trial(results, "cubic-t9", 1)                                            # a cell the config has not
+    make_trial(results, "cubic-t3+loss_direction.data_only", 1)                   # an open choice's twin
     packed = arc.pack("full", ["westwood"], results, data)["westwood"]
-    assert packed.done == ["cubic-t1/trial-1", "cubic-t1/trial-2"]
+    assert packed.done == ["cubic-t1/trial-1", "cubic-t1/trial-2", "cubic-t3+loss_direction.data_only/trial-1"]
     assert packed.not_in_config == ["cubic-t9/trial-1"] and not (data / "full" / "westwood" / "cubic-t9").exists()
     assert "1 left out: their cells are not in the paper's config (cubic-t9)" in packed.render("packed")
     restored = arc.restore("full", ["westwood"], fresh, data)["westwood"]
     assert restored.done == packed.done
+    assert (fresh / "full" / "westwood" / "cubic-t3+loss_direction.data_only" / "trial-1" / "summary.json").exists()
     for t in trials:
         back = fresh / "full" / "westwood" / "cubic-t1" / t.name
         names = sorted(p.relative_to(back).as_posix() for p in back.rglob("*") if p.is_file())

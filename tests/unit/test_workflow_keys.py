@@ -28,7 +28,7 @@ from testbed.run import max_attempts
 SCHEMA = yaml.safe_load(WORKFLOW_SCHEMA_PATH.read_text())
 PATHS = ("results", "figures")
 # Not numbers or paths: fed hostile text too.
-WORDS = ("profile", "papers", "cells", "kernel", "bulk_generator", "module_params")
+WORDS = ("profile", "papers", "cells", "robustness", "kernel", "bulk_generator", "module_params")
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 BASE = {"profile": "smoke", "papers": ["wlan"]}                # the cheapest plan: one simulated cell
 NUMBERS: list[Any] = [math.nan, math.inf, -math.inf, 1e308, -1e308, 2 ** 70, -(2 ** 70), 10 ** 30, -1, 0, 1e-300,

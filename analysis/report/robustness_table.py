@@ -1,0 +1,67 @@
+"""The robustness table of a paper (analysis/robustness.py's file): each claim's verdict under every
+alternative of the open choices, and one word per claim, for verdict.md and REPORT.md."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from analysis import robustness
+
+SAME = "="
+NOT_RUN = "not run"
+
+
+def load(figures: Path, paper: str, profile: str) -> dict[str, Any] | None:
+    path = robustness.output_path(figures, paper, profile)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def cell(doc: dict[str, Any], alt: dict[str, Any], claim: str) -> str:
+    ref, got = doc["reference"][claim], alt["verdicts"].get(claim, robustness.NOT_RUN)
+    if got == ref:
+        return SAME
+    if got == robustness.NOT_RUN:
+        return NOT_RUN
+    return f"**{got}**"
+
+
+def favoured_flips(doc: dict[str, Any]) -> dict[str, list[str]]:
+    """{claim: [alternative]} for every flip under an alternative the paper's text favours at least
+    as much as the reading taken: these go into README's status, not only verdict.md."""
+    out: dict[str, list[str]] = {}
+    for claim in doc["reference"]:
+        keys = [robustness.key(a) for a in robustness.flips(doc, claim) if a["favoured"]]
+        if keys:
+            out[claim] = keys
+    return out
+
+
+def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
+    """The section: what it is, the table (claims x alternatives), and the flips the text favours."""
+    alts = doc["alternatives"]
+    claims = list(doc["reference"])
+    robust = sum(robustness.summary(doc, c) == "robust" for c in claims)
+    out = [f"{heading} Robustness to what the paper leaves open", "",
+           f"Each claim judged again with one open choice flipped at a time (config reference.choices, "
+           f"docs/robustness.md): the cells an alternative touches measured under it, every other cell "
+           f"the reference's own. `=`: the same verdict as the reference; a verdict in bold: it flips; "
+           f"`{NOT_RUN}`: cells the claim reads not measured under it yet. Alternatives marked * are ones "
+           f"the paper's text favours at least as much as the reading taken. Claims robust to every "
+           f"alternative: {robust} of {len(claims)}.", ""]
+    if not alts:
+        return [*out, "This paper's open choices have no alternatives to run.", ""]
+    head = [f"`{robustness.key(a)}`{'*' if a['favoured'] else ''}" for a in alts]
+    out += ["| claim | reference | " + " | ".join(head) + " | summary |",
+            "|---|---|" + "---|" * len(alts) + "---|"]
+    for c in claims:
+        out.append(f"| {c} | {doc['reference'][c]} | " + " | ".join(cell(doc, a, c) for a in alts)
+                   + f" | {robustness.summary(doc, c)} |")
+    measured = [f"`{robustness.key(a)}`: {a['touched'] - len(a['not_measured'])} of {a['touched']}" for a in alts]
+    out += ["", "Cells measured under each alternative, of the reference's cells it touches: "
+            + "; ".join(measured) + ".", ""]
+    flips = favoured_flips(doc)
+    if flips:
+        out += ["Verdicts that flip under an alternative the paper's text favours at least as much as ours: "
+                + "; ".join(f"{c} (under {', '.join(k)})" for c, k in flips.items()) + ".", ""]
+    return out

@@ -1,0 +1,78 @@
+"""analysis/robustness.py and its table: the overlay puts each alternative's cells in the place of the
+ones it touches and nothing else; a claim is robust only when judged the same under every
+alternative, a flip names its choice, a claim not judged under an alternative is not run, never
+robust; flips under an alternative the text favours reach README's status."""
+from pathlib import Path
+
+from analysis import robustness
+from analysis.report import robustness_table, status
+from experiments import load_paper
+
+
+def measured(results: Path, *cells: str) -> None:
+    for c in cells:
+        (results / c).mkdir(parents=True)
+        (results / c / "cell.json").write_text("{}")
+
+
+def test_the_overlay_replaces_exactly_the_touched_cells_that_are_measured(tmp_path):
+    cfg = load_paper("collateral")
+    alt = next(a for a in cfg.alternatives if a.key == "queue_accounting.dummynet")
+    results = tmp_path / "results"
+    twin_100 = alt.twins["cubic-rtt100-f1"]
+    measured(results, "cubic-rtt50-f1", "cubic-dnqueue-rtt50-f1", "cubic-rtt100-f1", "cubic-rtt100-f2",
+             twin_100, "htcp-adaptive-rtt50-f1")
+    touched, missing = robustness.overlay(cfg, results, alt, tmp_path / "alt")
+    links = {p.name: p.resolve().name for p in (tmp_path / "alt").iterdir()}
+    assert links == {"cubic-rtt50-f1": "cubic-dnqueue-rtt50-f1",        # the investigation's cell
+                     "cubic-dnqueue-rtt50-f1": "cubic-dnqueue-rtt50-f1",
+                     "cubic-rtt100-f1": twin_100,
+                     "htcp-adaptive-rtt50-f1": "htcp-adaptive-rtt50-f1"}   # not touched: the reference's
+    assert sorted(touched) == ["cubic-rtt100-f1", "cubic-rtt100-f2", "cubic-rtt50-f1"]
+    assert missing == ["cubic-rtt100-f2"]                                  # its twin is not measured: left out
+    touched, missing = robustness.overlay(cfg, results, None, tmp_path / "ref")
+    assert touched == missing == [] and {p.name for p in (tmp_path / "ref").iterdir()} == {
+        p.name for p in results.iterdir() if p.name in cfg.cells_by_id}
+
+
+def doc(**alts):
+    """A robustness file: the reference and each alternative's verdicts (a, b, c are claims)."""
+    return {"reference": {"a": "reproduced", "b": "not reproduced", "c": "partly"},
+            "alternatives": [{"choice": k.split("_")[0], "alternative": k.split("_")[1], "favoured": fav,
+                              "touched": 3, "not_measured": [], "verdicts": v} for k, (fav, v) in alts.items()]}
+
+
+def test_a_claim_is_robust_only_when_judged_alike_under_every_alternative():
+    d = doc(queue_q100=(True, {"a": "reproduced", "b": "partly", "c": "not evaluated"}),
+            length_s300=(False, {"a": "reproduced", "b": "not reproduced", "c": "partly"}))
+    assert robustness.summary(d, "a") == "robust"
+    assert robustness.summary(d, "b") == "depends on queue"
+    assert robustness.summary(d, "c") == "not yet run under 1 of 2"
+    assert robustness_table.favoured_flips(d) == {"b": ["queue.q100"]}
+    table = robustness_table.lines(d)
+    assert "| b | not reproduced | **partly** | = | depends on queue |" in table
+    assert "| c | partly | not run | = | not yet run under 1 of 2 |" in table
+    assert any("`queue.q100`*" in line for line in table)             # the text favours it: marked
+    assert status.robust_cell(d, ["a", "b", "c"]) == "1 of 3 (1 not yet run under all)"
+    assert "b (under queue.q100)" in status.favoured_flips_line(d, {"a", "b", "c"})
+
+
+def test_a_flip_under_an_alternative_the_text_disfavours_stays_in_verdict_md():
+    d = doc(tcp_bic=(False, {"a": "partly", "b": "not reproduced", "c": "partly"}))
+    assert robustness.summary(d, "a") == "depends on tcp"
+    assert robustness_table.favoured_flips(d) == {} and status.favoured_flips_line(d, {"a"}) == ""
+
+
+def test_a_claim_not_evaluated_in_the_reference_is_not_called_robust():
+    d = doc(queue_q100=(True, {"a": "not evaluated", "b": "not evaluated", "c": "not evaluated"}))
+    d["reference"]["a"] = "not evaluated"
+    assert robustness.summary(d, "a") == "not evaluated"
+    assert status.robust_cell(None, ["a"]) == "no runs"
+
+
+def test_a_claim_judged_on_fewer_comparisons_than_the_reference_is_not_run_not_flipped():
+    """A touched cell not measured yet leaves a claim short of data: its verdict there is set aside."""
+    reference = {"a": ("reproduced", set()), "b": ("partly", {"x at 100 ms"})}
+    under = {"a": ("partly", {"at 100 ms"}), "b": ("not reproduced", {"x at 100 ms"})}
+    verdicts, incomplete = robustness.comparable(reference, under)
+    assert verdicts == {"a": "not evaluated", "b": "not reproduced"} and incomplete == ["a"]
