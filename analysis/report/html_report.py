@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from analysis.report import claims_markdown, mdhtml, ran, report
+from analysis.report import claims_markdown, mdhtml, ran, report, robustness_table
 from analysis.resultset import ResultSet
 from analysis.verdicts import VERDICTS
 from configuration import CHECKOUT
@@ -195,6 +195,8 @@ def paper_section(name: str, rs: ResultSet | None, profile: str, figures: Path, 
     if extra:
         parts += [f'<h3 id="{esc(name)}-beyond">Beyond the paper</h3>',
                   claims_table(name, extra, verdict.ids, from_report), md(claims_markdown.whys(extra, here))]
+    if (doc := robustness_table.load(figures, name, profile)) is not None:
+        parts.append(md(robustness_table.lines(doc, "###")))
     parts.append(f'<h3 id="{esc(name)}-tables">Tables beside the paper</h3>')
     for table in rs.tables:
         path = rs.root / f"{table}.md"
