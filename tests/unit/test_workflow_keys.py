@@ -125,11 +125,17 @@ def cases(scratch: Path, home: Path) -> list[Case]:
     return out
 
 
+# The UML kernel's build root: `make test` builds the kernel there beside the unit tests
+# (scripts/uml-kernel-early), which no config check or dry run does.
+BUILDING = CHECKOUT / "build" / "uml"
+
+
 def listing(root: Path) -> dict[str, tuple[int, int, int]]:
-    """Every entry under `root` (links not followed, caches left out) with its mode, size and mtime."""
+    """Every entry under `root` (links not followed, caches and the kernel's build left out) with its
+    mode, size and mtime."""
     seen: dict[str, tuple[int, int, int]] = {}
     for top, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in CACHES]
+        dirs[:] = [d for d in dirs if d not in CACHES and Path(top, d) != BUILDING]
         for name in [*dirs, *files]:
             st = os.lstat(os.path.join(top, name))
             seen[os.path.join(top, name)] = (st.st_mode, st.st_size, st.st_mtime_ns)
