@@ -152,6 +152,26 @@ def ensure(jobs: int | None = None, log: Any = sys.stderr) -> UmlKernel:
         return _build(jobs or os.cpu_count() or 1, log)
 
 
+def wait_for_build(log: Any = sys.stderr) -> float:
+    """Wait while another process builds the kernel (scripts/uml-kernel-early); seconds waited.
+    A real-time trial beside a build measures the build's load, not the link: its rate checks fail."""
+    lock = build_root() / ".lock"
+    if not lock.exists():
+        return 0.0
+    fd = os.open(lock, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return 0.0
+        except BlockingIOError:
+            print("uml-kernel: waiting for the kernel build to finish before measuring in real time", file=log)
+            start = time.monotonic()
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            return time.monotonic() - start
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

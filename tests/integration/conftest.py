@@ -49,6 +49,18 @@ def _zombie(pid: str) -> bool:
         return True                                 # gone since pgrep listed it
 
 
+@pytest.fixture(scope="session", autouse=True)
+def quiet_cores():
+    """Integration tests measure links in real time: they start once the UML kernel build that
+    `make test` runs beside the unit tests (scripts/uml-kernel-early) has finished, since a trial
+    sharing the cores with a compiler fails its rate checks."""
+    from testbed import uml_kernel
+
+    waited = uml_kernel.wait_for_build()
+    if waited:
+        print(f"\nwaited {waited:.0f} s for the UML kernel build")
+
+
 @pytest.fixture
 def nothing_left_behind():
     """Assert the machine holds no more of our artefacts after the test than before it."""

@@ -169,3 +169,24 @@ def test_the_guests_interrupt_counts_are_read_per_line(tmp_path) -> None:
                      " 12:          3     SIGIO    console\n")
     assert uml.read_interrupts(saved) == {"0 SIGALRM hr timer": 24240, "5 SIGIO mconsole": 0, "12 SIGIO console": 3}
     assert uml.read_interrupts(tmp_path / "missing") == {}
+
+
+def test_real_time_tests_wait_while_another_process_builds_the_kernel(tmp_path, monkeypatch) -> None:
+    """The build's lock held by another process (as scripts/uml-kernel-early's build holds it):
+    wait_for_build returns only once it is released; with no build running it returns at once."""
+    import io
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("TCPREPRO_UML_BUILD", str(tmp_path))
+    assert uml_kernel.wait_for_build() == 0.0                       # no lock file: no build ever ran
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT);"
+         " fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(1.5)", str(tmp_path / ".lock")],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout and holder.stdout.readline().strip() == "held"
+    log = io.StringIO()
+    waited = uml_kernel.wait_for_build(log)
+    assert holder.wait(5) == 0
+    assert waited > 0.5 and "waiting for the kernel build" in log.getvalue()
+    assert uml_kernel.wait_for_build() == 0.0                       # released: no wait
