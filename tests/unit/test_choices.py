@@ -31,7 +31,7 @@ def alternative(cfg, key):
     return next(a for a in cfg.alternatives if a.key == key)
 
 
-@pytest.mark.parametrize("paper", ["collateral", "westwood", "wlan"])
+@pytest.mark.parametrize("paper", ["collateral", "ledbat", "westwood", "wlan"])
 def test_each_alternative_changes_exactly_the_cells_it_names_and_only_its_setting(paper):
     """Every touched cell's stand-in differs from it where the alternative says and nowhere else;
     every cell it does not select has no stand-in."""
