@@ -7,14 +7,21 @@ from pathlib import Path
 from typing import Any
 
 from analysis import robustness
+from experiments import load_paper
 
 SAME = "="
 NOT_RUN = "not run"
 
 
 def load(figures: Path, paper: str, profile: str) -> dict[str, Any] | None:
+    """The paper's robustness file, with `beyond`: its claims that are this project's own checks
+    (config `beyond: true`), counted apart from the paper's."""
     path = robustness.output_path(figures, paper, profile)
-    return json.loads(path.read_text()) if path.exists() else None
+    if not path.exists():
+        return None
+    doc = json.loads(path.read_text())
+    doc["beyond"] = [c["id"] for c in load_paper(paper).data.get("reference", {}).get("claims", []) if c.get("beyond")]
+    return doc
 
 
 def cell(doc: dict[str, Any], alt: dict[str, Any], claim: str) -> str:
@@ -41,21 +48,28 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
     """The section: what it is, the table (claims x alternatives), and the flips the text favours."""
     alts = doc["alternatives"]
     claims = list(doc["reference"])
-    robust = sum(robustness.summary(doc, c) == "robust" for c in claims)
+    beyond = set(doc.get("beyond", ()))
+    own = [c for c in claims if c not in beyond]
+    robust = sum(robustness.summary(doc, c) == "robust" for c in own)
+    extra = [c for c in claims if c in beyond]
+    counted = (f"the paper's claims robust to every alternative: {robust} of {len(own)}"
+               + (f"; this project's own checks beyond the paper: "
+                  f"{sum(robustness.summary(doc, c) == 'robust' for c in extra)} of {len(extra)}" if extra else ""))
     out = [f"{heading} Robustness to what the paper leaves open", "",
            f"Each claim judged again with one open choice flipped at a time (config reference.choices, "
            f"docs/robustness.md): the cells an alternative touches measured under it, every other cell "
            f"the reference's own. `=`: the same verdict as the reference; a verdict in bold: it flips; "
            f"`{NOT_RUN}`: cells the claim reads not measured under it yet. Alternatives marked * are ones "
-           f"the paper's text favours at least as much as the reading taken. Claims robust to every "
-           f"alternative: {robust} of {len(claims)}.", ""]
+           f"the paper's text favours at least as much as the reading taken. Rows marked (beyond) are this "
+           f"project's own checks, not the paper's claims. Of the claims, {counted}.", ""]
     if not alts:
         return [*out, "This paper's open choices have no alternatives to run.", ""]
     head = [f"`{robustness.key(a)}`{'*' if a['favoured'] else ''}" for a in alts]
     out += ["| claim | reference | " + " | ".join(head) + " | summary |",
             "|---|---|" + "---|" * len(alts) + "---|"]
     for c in claims:
-        out.append(f"| {c} | {doc['reference'][c]} | " + " | ".join(cell(doc, a, c) for a in alts)
+        name = f"{c} (beyond)" if c in beyond else c
+        out.append(f"| {name} | {doc['reference'][c]} | " + " | ".join(cell(doc, a, c) for a in alts)
                    + f" | {robustness.summary(doc, c)} |")
     measured = [f"`{robustness.key(a)}`: {a['touched'] - len(a['not_measured'])} of {a['touched']}" for a in alts]
     out += ["", "Cells measured under each alternative, of the reference's cells it touches: "

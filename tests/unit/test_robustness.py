@@ -57,6 +57,15 @@ def test_a_claim_is_robust_only_when_judged_alike_under_every_alternative():
     assert "b (under queue.q100)" in status.favoured_flips_line(d, {"a", "b", "c"})
 
 
+def test_the_projects_own_checks_are_marked_and_counted_apart_from_the_papers_claims():
+    d = doc(queue_q100=(True, {"a": "reproduced", "b": "not reproduced", "c": "partly"}))
+    d["beyond"] = ["c"]
+    table = robustness_table.lines(d)
+    assert "| c (beyond) | partly | = | robust |" in table and "| a | reproduced | = | robust |" in table
+    assert any("the paper's claims robust to every alternative: 2 of 2; this project's own checks beyond "
+               "the paper: 1 of 1." in line for line in table)
+
+
 def test_a_flip_under_an_alternative_the_text_disfavours_stays_in_verdict_md():
     d = doc(tcp_bic=(False, {"a": "partly", "b": "not reproduced", "c": "partly"}))
     assert robustness.summary(d, "a") == "depends on tcp"
