@@ -4,7 +4,10 @@ time (configuration/choices.py, docs/robustness.md).
 Under an alternative, the paper's own analysis judges an overlay of the results: each cell the
 alternative touches is replaced by the cell measured under it (its twin, or the matrix cell with the
 same scenario), every other cell is the reference's own. A touched cell not yet measured is left out,
-so a claim that reads it comes out "not evaluated" there: not run, never "robust" by default.
+so a claim that reads it comes out "not evaluated" there: not run, never "robust" by default. A
+matrix cell that stands in for a touched one (an investigation's cell with the choice flipped) is
+not also itself: a claim that reads it sets the two readings side by side, so it is about the
+choice, and under the alternative it is "compares both readings", neither run nor a flip.
 
     python -m analysis.robustness --paper P --profile full [--results DIR] [--out FILE]
 """
@@ -15,6 +18,7 @@ import importlib
 import json
 import sys
 import tempfile
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,7 @@ from experiments import load_paper
 
 SCHEMA = "tcprepro.robustness/1"
 NOT_RUN = "not evaluated"
+ACROSS = "compares both readings"
 
 
 def output_path(figures: Path, paper: str, profile: str) -> Path:
@@ -32,16 +37,26 @@ def output_path(figures: Path, paper: str, profile: str) -> Path:
     return figures / paper / f"{profile}-robustness.json"
 
 
-def overlay(cfg: PaperConfig, results: Path, alt: Alternative | None, dest: Path) -> tuple[list[str], list[str]]:
+def standing_in(cfg: PaperConfig, alt: Alternative) -> set[str]:
+    """The paper's own cells (investigation cells) that stand in for a touched cell under `alt`."""
+    return {s for ref, s in alt.twins.items() if s != ref and s in cfg.cells_by_id}
+
+
+def overlay(cfg: PaperConfig, results: Path, alt: Alternative | None, dest: Path,
+            leave_out: AbstractSet[str] = frozenset()) -> tuple[list[str], list[str]]:
     """Links in `dest`, one per matrix cell measured in `results`, each to the cell that stands in for
-    it under `alt` (itself when untouched). Returns the measured cells the alternative touches and,
-    of those, the ones whose stand-in is not measured yet (left out)."""
+    it under `alt` (itself when untouched), but for the cells in `leave_out` and those standing in for
+    a touched cell. Returns the measured cells the alternative touches and, of those, the ones whose
+    stand-in is not measured yet (left out)."""
     dest.mkdir(parents=True, exist_ok=True)
     touched, missing = [], []
+    skip = set(leave_out) | (standing_in(cfg, alt) if alt else set())
     for cell_id in cfg.cells_by_id:
         if not (results / cell_id / "cell.json").exists():
             continue                     # not measured: its claims are not evaluated in the reference either
         source = alt.twins.get(cell_id, cell_id) if alt else cell_id
+        if cell_id in skip and source == cell_id:
+            continue
         if source != cell_id:
             touched.append(cell_id)
             if not (results / source / "cell.json").exists():
@@ -62,17 +77,33 @@ def verdicts_in(paper: str, profile: str, results: Path) -> dict[str, tuple[str,
 
 
 def comparable(reference: dict[str, tuple[str, set[str]]],
-               under: dict[str, tuple[str, set[str]]]) -> tuple[dict[str, str], list[str]]:
+               under: dict[str, tuple[str, set[str]]], across: AbstractSet[str] = frozenset()
+               ) -> tuple[dict[str, str], list[str]]:
     """The verdicts under an alternative that can be set beside the reference's, and the claims that
-    cannot: a claim lacking data under the alternative that it had in the reference (a touched cell
-    not measured yet) is judged on less, so its verdict there is "not evaluated", not a flip."""
+    cannot: a claim that reads both readings of the choice (`across`) compares them; one lacking data
+    under the alternative that it had in the reference (a touched cell not measured yet) is judged
+    on less, so its verdict there is "not evaluated", not a flip."""
     out, incomplete = {}, []
     for claim, (verdict, missing) in under.items():
-        if missing - reference.get(claim, ("", set()))[1]:
+        if claim in across:
+            verdict = ACROSS
+        elif missing - reference.get(claim, ("", set()))[1]:
             incomplete.append(claim)
             verdict = NOT_RUN
         out[claim] = verdict
     return out, incomplete
+
+
+def reading_both(cfg: PaperConfig, results: Path, alt: Alternative, reference: dict[str, tuple[str, set[str]]],
+                 paper: str, profile: str, where: Path) -> set[str]:
+    """The claims that read a cell standing in for a touched one under `alt`: the reference's own
+    analysis without those cells lacks data for them."""
+    cells = {c for c in standing_in(cfg, alt) if (results / c / "cell.json").exists()}
+    if not cells:
+        return set()
+    overlay(cfg, results, None, where, leave_out=cells)
+    return {c for c, (_, missing) in verdicts_in(paper, profile, where).items()
+            if missing - reference.get(c, ("", set()))[1]}
 
 
 def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
@@ -85,11 +116,12 @@ def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
         alts = []
         for alt in cfg.alternatives:
             where = Path(tmp) / alt.key
+            across = reading_both(cfg, results, alt, reference, paper, profile, Path(tmp) / f"{alt.key}-both")
             touched, missing = overlay(cfg, results, alt, where)
-            verdicts, incomplete = comparable(reference, verdicts_in(paper, profile, where))
+            verdicts, incomplete = comparable(reference, verdicts_in(paper, profile, where), across)
             alts.append({"choice": alt.choice, "alternative": alt.alternative, "reading": alt.reading,
                          "favoured": alt.favoured, "touched": len(touched), "not_measured": sorted(missing),
-                         "incomplete": incomplete, "verdicts": verdicts})
+                         "incomplete": incomplete, "compares_both": sorted(across), "verdicts": verdicts})
     return {"schema": SCHEMA, "paper": paper, "profile": profile,
             "reference": {c: v for c, (v, _) in reference.items()}, "alternatives": alts}
 
@@ -98,7 +130,7 @@ def flips(doc: dict[str, Any], claim: str) -> list[dict[str, Any]]:
     """The alternatives under which the claim's verdict differs from the reference's (a claim not
     evaluated under an alternative is not a flip: it was not run)."""
     ref = doc["reference"][claim]
-    return [a for a in doc["alternatives"] if a["verdicts"].get(claim, NOT_RUN) not in (ref, NOT_RUN)]
+    return [a for a in doc["alternatives"] if a["verdicts"].get(claim, NOT_RUN) not in (ref, NOT_RUN, ACROSS)]
 
 
 def not_run(doc: dict[str, Any], claim: str) -> list[dict[str, Any]]:
@@ -109,12 +141,15 @@ def not_run(doc: dict[str, Any], claim: str) -> list[dict[str, Any]]:
 
 
 def summary(doc: dict[str, Any], claim: str) -> str:
-    """robust (the same verdict under every alternative), depends on <choices>, or not yet run."""
+    """robust (the same verdict under every alternative, leaving out those whose two readings the
+    claim itself compares), depends on <choices>, or not yet run."""
     flipped = sorted({a["choice"] for a in flips(doc, claim)})
     if flipped:
         return "depends on " + ", ".join(flipped)
     if doc["reference"][claim] == NOT_RUN:
         return NOT_RUN
+    if doc["alternatives"] and all(a["verdicts"].get(claim) == ACROSS for a in doc["alternatives"]):
+        return ACROSS                   # nothing left to judge it under: robust would be vacuous
     missing = not_run(doc, claim)
     return f"not yet run under {len(missing)} of {len(doc['alternatives'])}" if missing else "robust"
 

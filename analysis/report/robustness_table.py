@@ -11,6 +11,7 @@ from experiments import load_paper
 
 SAME = "="
 NOT_RUN = "not run"
+ACROSS = "n/a"
 
 
 def load(figures: Path, paper: str, profile: str) -> dict[str, Any] | None:
@@ -30,6 +31,8 @@ def cell(doc: dict[str, Any], alt: dict[str, Any], claim: str) -> str:
         return SAME
     if got == robustness.NOT_RUN:
         return NOT_RUN
+    if got == robustness.ACROSS:
+        return ACROSS
     return f"**{got}**"
 
 
@@ -59,8 +62,10 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
            f"Each claim judged again with one open choice flipped at a time (config reference.choices, "
            f"docs/robustness.md): the cells an alternative touches measured under it, every other cell "
            f"the reference's own. `=`: the same verdict as the reference; a verdict in bold: it flips; "
-           f"`{NOT_RUN}`: cells the claim reads not measured under it yet. Alternatives marked * are ones "
-           f"the paper's text favours at least as much as the reading taken. Rows marked (beyond) are this "
+           f"`{NOT_RUN}`: cells the claim reads not measured under it yet; `{ACROSS}`: the claim itself "
+           f"compares the two readings (it reads an investigation's cell that stands in under the "
+           f"alternative). Alternatives marked * are ones the paper's text favours at least as much as "
+           f"the reading taken. Rows marked (beyond) are this "
            f"project's own checks, not the paper's claims. Of the claims, {counted}.", ""]
     if not alts:
         return [*out, "This paper's open choices have no alternatives to run.", ""]

@@ -24,8 +24,9 @@ def test_the_overlay_replaces_exactly_the_touched_cells_that_are_measured(tmp_pa
              twin_100, "htcp-adaptive-rtt50-f1")
     touched, missing = robustness.overlay(cfg, results, alt, tmp_path / "alt")
     links = {p.name: p.resolve().name for p in (tmp_path / "alt").iterdir()}
-    assert links == {"cubic-rtt50-f1": "cubic-dnqueue-rtt50-f1",        # the investigation's cell
-                     "cubic-dnqueue-rtt50-f1": "cubic-dnqueue-rtt50-f1",
+    # the investigation's cell stands in for the 50-ms cell and is not also itself: a claim reading
+    # it would set the reading beside itself
+    assert links == {"cubic-rtt50-f1": "cubic-dnqueue-rtt50-f1",
                      "cubic-rtt100-f1": twin_100,
                      "htcp-adaptive-rtt50-f1": "htcp-adaptive-rtt50-f1"}   # not touched: the reference's
     assert sorted(touched) == ["cubic-rtt100-f1", "cubic-rtt100-f2", "cubic-rtt50-f1"]
@@ -85,3 +86,27 @@ def test_a_claim_judged_on_fewer_comparisons_than_the_reference_is_not_run_not_f
     under = {"a": ("partly", {"at 100 ms"}), "b": ("not reproduced", {"x at 100 ms"})}
     verdicts, incomplete = robustness.comparable(reference, under)
     assert verdicts == {"a": "not evaluated", "b": "not reproduced"} and incomplete == ["a"]
+
+
+def test_a_claim_that_reads_both_readings_is_not_applicable_under_that_alternative():
+    """Under an alternative an investigation's cell stands in for, a claim that read that cell beside
+    the reference's compares the two readings itself: neither a flip nor a run still owed."""
+    reference = {"a": ("reproduced", set()), "inv": ("reproduced", set())}
+    under = {"a": ("reproduced", set()), "inv": ("not reproduced", {"dnqueue at 50 ms"})}
+    verdicts, incomplete = robustness.comparable(reference, under, across={"inv"})
+    assert verdicts == {"a": "reproduced", "inv": robustness.ACROSS} and incomplete == []
+    d = {"reference": {"a": "reproduced", "inv": "reproduced"},
+         "alternatives": [{"choice": "queue", "alternative": "q100", "favoured": True, "touched": 2,
+                           "not_measured": [], "verdicts": verdicts}]}
+    assert robustness.summary(d, "inv") == robustness.ACROSS and robustness.flips(d, "inv") == []
+    assert "| inv | reproduced | n/a | compares both readings |" in robustness_table.lines(d)
+    d["alternatives"].append({"choice": "tcp", "alternative": "bic", "favoured": False, "touched": 2,
+                              "not_measured": [], "verdicts": {"a": "reproduced", "inv": "reproduced"}})
+    assert robustness.summary(d, "inv") == "robust"      # the same wherever it does not compare the readings
+
+
+def test_the_cells_an_investigation_lends_are_found_from_the_config():
+    cfg = load_paper("ledbat")
+    alt = next(a for a in cfg.alternatives if a.key == "delayed_acks.md_nf2_off")
+    assert robustness.standing_in(cfg, alt) == {"ledbat-md-nf2-rtt40-n2-100mb-quickack",
+                                                "ledbat-md-nf2-rtt20-n2-100mb-quickack"}
