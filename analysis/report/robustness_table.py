@@ -55,7 +55,7 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
     own = [c for c in claims if c not in beyond]
     robust = sum(robustness.summary(doc, c) == "robust" for c in own)
     extra = [c for c in claims if c in beyond]
-    counted = (f"the paper's claims robust to every alternative: {robust} of {len(own)}"
+    counted = (f"The paper's claims robust to every alternative: {robust} of {len(own)}"
                + (f"; this project's own checks beyond the paper: "
                   f"{sum(robustness.summary(doc, c) == 'robust' for c in extra)} of {len(extra)}" if extra else ""))
     out = [f"{heading} Robustness to what the paper leaves open", "",
@@ -66,7 +66,7 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
            f"compares the two readings (it reads an investigation's cell that stands in under the "
            f"alternative). Alternatives marked * are ones the paper's text favours at least as much as "
            f"the reading taken. Rows marked (beyond) are this "
-           f"project's own checks, not the paper's claims. Of the claims, {counted}.", ""]
+           f"project's own checks, not the paper's claims. {counted}.", ""]
     if not alts:
         return [*out, "This paper's open choices have no alternatives to run.", ""]
     head = [f"`{robustness.key(a)}`{'*' if a['favoured'] else ''}" for a in alts]

@@ -63,7 +63,7 @@ def test_the_projects_own_checks_are_marked_and_counted_apart_from_the_papers_cl
     d["beyond"] = ["c"]
     table = robustness_table.lines(d)
     assert "| c (beyond) | partly | = | robust |" in table and "| a | reproduced | = | robust |" in table
-    assert any("the paper's claims robust to every alternative: 2 of 2; this project's own checks beyond "
+    assert any("The paper's claims robust to every alternative: 2 of 2; this project's own checks beyond "
                "the paper: 1 of 1." in line for line in table)
 
 
