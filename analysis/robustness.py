@@ -18,6 +18,7 @@ import importlib
 import json
 import sys
 import tempfile
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,21 @@ def overlay(cfg: PaperConfig, results: Path, alt: Alternative | None, dest: Path
     return touched, missing
 
 
+def builds(results: Path, cells: Iterable[str]) -> list[str]:
+    """What the cells' finished trials ran on, from their provenance: the kernel release (the lane's
+    build) or, for a simulated paper, the simulator and its model's sources."""
+    out = set()
+    for cell_id in cells:
+        for prov in (results / cell_id).glob("trial-*/provenance.json"):
+            if prov.parent.name.endswith(".partial"):
+                continue
+            doc = json.loads(prov.read_text())
+            sim = doc.get("simulator")
+            out.add(f"{sim['version']} model {sim['sources_sha256'][:12]}" if sim
+                    else doc.get("kernel", {}).get("release", "unknown"))
+    return sorted(out)
+
+
 def verdicts_in(paper: str, profile: str, results: Path) -> dict[str, tuple[str, set[str]]]:
     """{claim: (verdict, the comparisons it lacks data for)} of the paper's analysis over a results
     folder (no figure drawn)."""
@@ -94,16 +110,21 @@ def comparable(reference: dict[str, tuple[str, set[str]]],
     return out, incomplete
 
 
-def reading_both(cfg: PaperConfig, results: Path, alt: Alternative, reference: dict[str, tuple[str, set[str]]],
-                 paper: str, profile: str, where: Path) -> set[str]:
-    """The claims that read a cell standing in for a touched one under `alt`: the reference's own
-    analysis without those cells lacks data for them."""
-    cells = {c for c in standing_in(cfg, alt) if (results / c / "cell.json").exists()}
+def claims_reading(cfg: PaperConfig, results: Path, cells: AbstractSet[str],
+                   reference: dict[str, tuple[str, set[str]]], paper: str, profile: str, where: Path) -> set[str]:
+    """The claims that read any of `cells`: the reference's own analysis without them lacks data for
+    those claims."""
+    cells = {c for c in cells if (results / c / "cell.json").exists()}
     if not cells:
         return set()
     overlay(cfg, results, None, where, leave_out=cells)
     return {c for c, (_, missing) in verdicts_in(paper, profile, where).items()
             if missing - reference.get(c, ("", set()))[1]}
+
+
+def on_other_build(results: Path, alt: Alternative, touched: list[str]) -> list[str]:
+    """The touched cells whose stand-in ran on another kernel (or simulator build) than they did."""
+    return [c for c in touched if builds(results, [alt.twins[c]]) != builds(results, [c])]
 
 
 def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
@@ -116,12 +137,20 @@ def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
         alts = []
         for alt in cfg.alternatives:
             where = Path(tmp) / alt.key
-            across = reading_both(cfg, results, alt, reference, paper, profile, Path(tmp) / f"{alt.key}-both")
+            across = claims_reading(cfg, results, standing_in(cfg, alt), reference, paper, profile,
+                                    Path(tmp) / f"{alt.key}-both")
             touched, missing = overlay(cfg, results, alt, where)
             verdicts, incomplete = comparable(reference, verdicts_in(paper, profile, where), across)
+            measured = [c for c in touched if c not in missing]
+            other = on_other_build(results, alt, measured)
+            other_claims = claims_reading(cfg, results, set(other), reference, paper, profile,
+                                          Path(tmp) / f"{alt.key}-build")
             alts.append({"choice": alt.choice, "alternative": alt.alternative, "reading": alt.reading,
                          "favoured": alt.favoured, "touched": len(touched), "not_measured": sorted(missing),
-                         "incomplete": incomplete, "compares_both": sorted(across), "verdicts": verdicts})
+                         "incomplete": incomplete, "compares_both": sorted(across), "verdicts": verdicts,
+                         "builds": {"measured": builds(results, [alt.twins[c] for c in measured]),
+                                    "reference": builds(results, measured)},
+                         "other_build": {"cells": other, "claims": sorted(other_claims)}})
     return {"schema": SCHEMA, "paper": paper, "profile": profile,
             "reference": {c: v for c, (v, _) in reference.items()}, "alternatives": alts}
 
@@ -152,6 +181,12 @@ def summary(doc: dict[str, Any], claim: str) -> str:
         return ACROSS                   # nothing left to judge it under: robust would be vacuous
     missing = not_run(doc, claim)
     return f"not yet run under {len(missing)} of {len(doc['alternatives'])}" if missing else "robust"
+
+
+def other_build(alt: dict[str, Any], claim: str) -> bool:
+    """Whether the claim reads a cell whose stand-in under the alternative ran on another kernel (or
+    simulator build) than the reference cell: a flip there may come from the build, not the choice."""
+    return claim in alt.get("other_build", {}).get("claims", ())
 
 
 def key(alt: dict[str, Any]) -> str:

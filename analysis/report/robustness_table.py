@@ -12,6 +12,7 @@ from experiments import load_paper
 SAME = "="
 NOT_RUN = "not run"
 ACROSS = "n/a"
+OTHER_BUILD = "†"
 
 
 def load(figures: Path, paper: str, profile: str) -> dict[str, Any] | None:
@@ -33,15 +34,17 @@ def cell(doc: dict[str, Any], alt: dict[str, Any], claim: str) -> str:
         return NOT_RUN
     if got == robustness.ACROSS:
         return ACROSS
-    return f"**{got}**"
+    return f"**{got}**" + (OTHER_BUILD if robustness.other_build(alt, claim) else "")
 
 
 def favoured_flips(doc: dict[str, Any]) -> dict[str, list[str]]:
     """{claim: [alternative]} for every flip under an alternative the paper's text favours at least
-    as much as the reading taken: these go into README's status, not only verdict.md."""
+    as much as the reading taken: these go into README's status, not only verdict.md. An alternative
+    whose cells for the claim ran on another build than the reference's carries the mark."""
     out: dict[str, list[str]] = {}
     for claim in doc["reference"]:
-        keys = [robustness.key(a) for a in robustness.flips(doc, claim) if a["favoured"]]
+        keys = [robustness.key(a) + (OTHER_BUILD if robustness.other_build(a, claim) else "")
+                for a in robustness.flips(doc, claim) if a["favoured"]]
         if keys:
             out[claim] = keys
     return out
@@ -79,6 +82,14 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
     measured = [f"`{robustness.key(a)}`: {a['touched'] - len(a['not_measured'])} of {a['touched']}" for a in alts]
     out += ["", "Cells measured under each alternative, of the reference's cells it touches: "
             + "; ".join(measured) + ".", ""]
+    other = [a for a in alts if a.get("other_build", {}).get("cells")]
+    if other:
+        out += [f"{OTHER_BUILD}: the flip reads cells measured under the alternative on another kernel (or "
+                "simulator build) than the reference cells they replace, so it may come from the build, not "
+                "the choice; docs/robustness.md has what re-measuring reference cells on the new build found. "
+                + "; ".join(f"`{robustness.key(a)}`: {len(a['other_build']['cells'])} cells on "
+                            f"{', '.join(a['builds']['measured'])} against {', '.join(a['builds']['reference'])}"
+                            for a in other) + ".", ""]
     flips = favoured_flips(doc)
     if flips:
         out += ["Verdicts that flip under an alternative the paper's text favours at least as much as ours: "

@@ -2,6 +2,7 @@
 ones it touches and nothing else; a claim is robust only when judged the same under every
 alternative, a flip names its choice, a claim not judged under an alternative is not run, never
 robust; flips under an alternative the text favours reach README's status."""
+import json
 from pathlib import Path
 
 from analysis import robustness
@@ -110,3 +111,37 @@ def test_the_cells_an_investigation_lends_are_found_from_the_config():
     alt = next(a for a in cfg.alternatives if a.key == "delayed_acks.md_nf2_off")
     assert robustness.standing_in(cfg, alt) == {"ledbat-md-nf2-rtt40-n2-100mb-quickack",
                                                 "ledbat-md-nf2-rtt20-n2-100mb-quickack"}
+
+
+def test_a_flip_read_from_cells_of_another_build_is_marked_as_such():
+    d = doc(queue_q100=(True, {"a": "partly", "b": "partly", "c": "partly"}))
+    alt = d["alternatives"][0]
+    alt["builds"] = {"measured": ["6.1.192-um-new"], "reference": ["6.1.192-um-old"]}
+    alt["other_build"] = {"cells": ["x"], "claims": ["a"]}
+    table = robustness_table.lines(d)
+    assert "| a | reproduced | **partly**† | depends on queue |" in table
+    assert "| b | not reproduced | **partly** | depends on queue |" in table    # reads no such cell
+    assert any("`queue.q100`: 1 cells on 6.1.192-um-new against 6.1.192-um-old" in line for line in table)
+    line = status.favoured_flips_line(d, {"a", "b"})
+    assert "a (under queue.q100†)" in line and "b (under queue.q100)" in line and "another kernel" in line
+
+
+def provenance(results: Path, cell: str, release: str) -> None:
+    for k in (1, 2):
+        (results / cell / f"trial-{k}").mkdir(parents=True)
+        (results / cell / f"trial-{k}" / "provenance.json").write_text(
+            json.dumps({"kernel": {"release": release}}))
+
+
+def test_the_touched_cells_whose_stand_in_ran_on_another_kernel_are_found(tmp_path):
+    cfg = load_paper("collateral")
+    alt = next(a for a in cfg.alternatives if a.key == "queue_accounting.dummynet")
+    provenance(tmp_path, "cubic-rtt100-f1", "old")
+    provenance(tmp_path, alt.twins["cubic-rtt100-f1"], "new")
+    provenance(tmp_path, "cubic-rtt100-f2", "new")
+    provenance(tmp_path, alt.twins["cubic-rtt100-f2"], "new")
+    (tmp_path / alt.twins["cubic-rtt100-f2"] / "trial-3.partial").mkdir()
+    (tmp_path / alt.twins["cubic-rtt100-f2"] / "trial-3.partial" / "provenance.json").write_text(
+        json.dumps({"kernel": {"release": "other"}}))                                  # unfinished: not counted
+    assert robustness.builds(tmp_path, ["cubic-rtt100-f1", "cubic-rtt100-f2"]) == ["new", "old"]
+    assert robustness.on_other_build(tmp_path, alt, ["cubic-rtt100-f1", "cubic-rtt100-f2"]) == ["cubic-rtt100-f1"]
