@@ -8,7 +8,10 @@ drift) that virtual time does not have. Its stand-in here is seeded and recorded
   trial number gives the same trial and no two trials share one;
 - every bulk flow starts up to one base RTT (at least 1 ms) after its configured time, and every VoIP
   flow up to one packet interval after it, uniformly (Python's random.Random(seed)): the phase of the
-  flows against one another and against the probe stream, which is what timing noise varies;
+  flows against one another and against the probe stream, which is what timing noise varies. The
+  span stops short of the next later configured start, so flows configured to start in an order
+  keep it (LEDBAT's Figure 6 read as "20 ms after", with a 40-ms base RTT); flows configured to
+  start together are in no order and keep the whole span;
 - every packet's delay at each netem delay stage deviates by up to JITTER_MS either side of the
   configured delay, uniformly, order kept (netem's rate mode): the accuracy the papers' emulators
   had (dummynet at kern.hz=2000 ticks every 0.5 ms), at most ±0.5 ms of round trip, the tolerance of
@@ -26,8 +29,9 @@ import hashlib
 import random
 from typing import Any
 
-SOURCE = ("seeded start offsets: bulk flows U[0, base RTT), VoIP flows U[0, interval); per-packet netem delay "
-          "jitter U[-0.25, 0.25] ms, order kept; the guest kernel's random pool seeded by the command line")
+SOURCE = ("seeded start offsets: bulk flows U[0, base RTT), VoIP flows U[0, interval), each at most up to the "
+          "next later configured start; per-packet netem delay jitter U[-0.25, 0.25] ms, order kept; the guest "
+          "kernel's random pool seeded by the command line")
 
 
 def seed_for(paper: str, cell: str, trial: int) -> int:
@@ -49,9 +53,13 @@ def apply(spec: dict[str, Any]) -> dict[str, Any]:
     rng = random.Random(seed)
     out = copy.deepcopy(spec)
     bulk_span_ms = max(1.0, base_rtt_ms(spec))
+    starts = sorted({float(f["start_s"]) for f in out["flows"]})
     offsets = {}
     for flow in out["flows"]:
         span_ms = bulk_span_ms if flow["kind"] == "bulk" else float(flow["interval_ms"])
+        later = [t for t in starts if t > float(flow["start_s"])]
+        if later:
+            span_ms = min(span_ms, (later[0] - float(flow["start_s"])) * 1000.0)
         offset_ms = rng.uniform(0.0, span_ms)
         flow["start_s_configured"] = flow["start_s"]
         flow["start_s"] = round(float(flow["start_s"]) + offset_ms / 1000.0, 6)

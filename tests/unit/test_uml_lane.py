@@ -3,6 +3,7 @@ guest's command line and job, the trials' seeded variation, and the virtual-time
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -77,6 +78,20 @@ def test_variation_is_seeded_per_trial_and_recorded() -> None:
         assert f["start_s"] == pytest.approx(f["start_s_configured"] + offsets[f["id"]] / 1000, abs=1e-6)
     assert len(set(offsets.values())) == len(offsets), "every flow gets its own offset"
     assert spec["flows"][0]["start_s"] == 0.0, "the configured spec is left alone"
+
+
+def test_the_offsets_keep_the_configured_order_of_the_flows_starts() -> None:
+    """LEDBAT's Figure 6 read as the words say, TCP 20 ms after LEDBAT on a 40-ms base RTT: a whole
+    RTT of offset would start TCP first in some trials. Flows configured to start together keep it."""
+    cfg = load_paper("ledbat")
+    twin = next(a for a in cfg.alternatives if a.key == "fig6_start.ms20").twins["ledbat-tcp-20mbit-100mb"]
+    for k in range(1, 21):
+        flows = {f["id"]: f for f in variation.apply(cfg.trial_spec(twin, k, "full"))["flows"]}
+        assert flows["bulk0"]["start_s"] < 0.02 <= flows["bulk1"]["start_s"] < 0.06
+    spec = cfg.trial_spec("ledbat-rtt40-n2-100mb", 1, "full")             # starts 15 s apart: whole RTTs
+    rng = random.Random(variation.seed_for("ledbat", "ledbat-rtt40-n2-100mb", 1))
+    assert list(variation.apply(spec)["variation"]["start_offsets_ms"].values()) == [
+        round(rng.uniform(0.0, 40.0), 3) for _ in spec["flows"]]
 
 
 def test_tolerances_per_lane() -> None:
