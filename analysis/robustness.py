@@ -8,6 +8,9 @@ so a claim that reads it comes out "not evaluated" there: not run, never "robust
 matrix cell that stands in for a touched one (an investigation's cell with the choice flipped) is
 not also itself: a claim that reads it sets the two readings side by side, so it is about the
 choice, and under the alternative it is "compares both readings", neither run nor a flip.
+The file records what the cells under each alternative ran on against the reference cells they
+replace (kernel or simulator build), and the claims that read a cell whose two differ: a flip of
+one of those may be the build's.
 
     python -m analysis.robustness --paper P --profile full [--results DIR] [--out FILE]
 """
