@@ -125,9 +125,17 @@ def claims_reading(cfg: PaperConfig, results: Path, cells: AbstractSet[str],
             if missing - reference.get(c, ("", set()))[1]}
 
 
-def on_other_build(results: Path, alt: Alternative, touched: list[str]) -> list[str]:
-    """The touched cells whose stand-in ran on another kernel (or simulator build) than they did."""
-    return [c for c in touched if builds(results, [alt.twins[c]]) != builds(results, [c])]
+def on_other_build(results: Path, alt: Alternative, touched: list[str],
+                   memo: dict[str, list[str]] | None = None) -> list[str]:
+    """The touched cells whose stand-in ran on another kernel (or simulator build) than they did
+    (`memo`: each cell's builds, read once per judging)."""
+    memo = {} if memo is None else memo
+
+    def of(cell_id: str) -> list[str]:
+        if cell_id not in memo:
+            memo[cell_id] = builds(results, [cell_id])
+        return memo[cell_id]
+    return [c for c in touched if of(alt.twins[c]) != of(c)]
 
 
 def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
@@ -137,7 +145,7 @@ def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
         ref_dir = Path(tmp) / "reference"
         overlay(cfg, results, None, ref_dir)
         reference = verdicts_in(paper, profile, ref_dir)
-        alts = []
+        alts, memo = [], {}
         for alt in cfg.alternatives:
             where = Path(tmp) / alt.key
             across = claims_reading(cfg, results, standing_in(cfg, alt), reference, paper, profile,
@@ -145,14 +153,14 @@ def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
             touched, missing = overlay(cfg, results, alt, where)
             verdicts, incomplete = comparable(reference, verdicts_in(paper, profile, where), across)
             measured = [c for c in touched if c not in missing]
-            other = on_other_build(results, alt, measured)
+            other = on_other_build(results, alt, measured, memo)
             other_claims = claims_reading(cfg, results, set(other), reference, paper, profile,
                                           Path(tmp) / f"{alt.key}-build")
             alts.append({"choice": alt.choice, "alternative": alt.alternative, "reading": alt.reading,
                          "favoured": alt.favoured, "touched": len(touched), "not_measured": sorted(missing),
                          "incomplete": incomplete, "compares_both": sorted(across), "verdicts": verdicts,
-                         "builds": {"measured": builds(results, [alt.twins[c] for c in measured]),
-                                    "reference": builds(results, measured)},
+                         "builds": {"measured": sorted({b for c in measured for b in memo[alt.twins[c]]}),
+                                    "reference": sorted({b for c in measured for b in memo[c]})},
                          "other_build": {"cells": other, "claims": sorted(other_claims)}})
     return {"schema": SCHEMA, "paper": paper, "profile": profile,
             "reference": {c: v for c, (v, _) in reference.items()}, "alternatives": alts}
