@@ -145,7 +145,8 @@ def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
         ref_dir = Path(tmp) / "reference"
         overlay(cfg, results, None, ref_dir)
         reference = verdicts_in(paper, profile, ref_dir)
-        alts, memo = [], {}
+        alts: list[dict[str, Any]] = []
+        memo: dict[str, list[str]] = {}
         for alt in cfg.alternatives:
             where = Path(tmp) / alt.key
             across = claims_reading(cfg, results, standing_in(cfg, alt), reference, paper, profile,
