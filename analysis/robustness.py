@@ -10,7 +10,8 @@ not also itself: a claim that reads it sets the two readings side by side, so it
 choice, and under the alternative it is "compares both readings", neither run nor a flip.
 The file records what the cells under each alternative ran on against the reference cells they
 replace (kernel or simulator build), and the claims that read a cell whose two differ: a flip of
-one of those may be the build's.
+one of those may be the build's; and the claims that read a stand-in with fewer valid trials than
+planned (a trial rejected by its fidelity checks), whose verdict there rests on fewer trials.
 
     python -m analysis.robustness --paper P --profile full [--results DIR] [--out FILE]
 """
@@ -85,6 +86,18 @@ def builds(results: Path, cells: Iterable[str]) -> list[str]:
     return sorted(out)
 
 
+def short_of_trials(results: Path, alt: Alternative, touched: list[str]) -> dict[str, str]:
+    """{touched cell: "<stand-in> (n/planned)"} for the stand-ins with fewer valid trials than planned:
+    a claim reading one is judged on fewer trials there than the paper's five."""
+    out = {}
+    for cell_id in touched:
+        twin = alt.twins[cell_id]
+        doc = json.loads((results / twin / "cell.json").read_text())
+        if doc.get("complete") is False:
+            out[cell_id] = f"{twin} ({doc.get('n_valid', 0)}/{doc.get('expected_trials')})"
+    return out
+
+
 def verdicts_in(paper: str, profile: str, results: Path) -> dict[str, tuple[str, set[str]]]:
     """{claim: (verdict, the comparisons it lacks data for)} of the paper's analysis over a results
     folder (no figure drawn)."""
@@ -157,12 +170,16 @@ def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
             other = on_other_build(results, alt, measured, memo)
             other_claims = claims_reading(cfg, results, set(other), reference, paper, profile,
                                           Path(tmp) / f"{alt.key}-build")
+            short = short_of_trials(results, alt, measured)
+            short_claims = claims_reading(cfg, results, set(short), reference, paper, profile,
+                                          Path(tmp) / f"{alt.key}-short")
             alts.append({"choice": alt.choice, "alternative": alt.alternative, "reading": alt.reading,
                          "favoured": alt.favoured, "touched": len(touched), "not_measured": sorted(missing),
                          "incomplete": incomplete, "compares_both": sorted(across), "verdicts": verdicts,
                          "builds": {"measured": sorted({b for c in measured for b in memo[alt.twins[c]]}),
                                     "reference": sorted({b for c in measured for b in memo[c]})},
-                         "other_build": {"cells": other, "claims": sorted(other_claims)}})
+                         "other_build": {"cells": other, "claims": sorted(other_claims)},
+                         "short": {"cells": sorted(short.values()), "claims": sorted(short_claims)}})
     return {"schema": SCHEMA, "paper": paper, "profile": profile,
             "reference": {c: v for c, (v, _) in reference.items()}, "alternatives": alts}
 
@@ -199,6 +216,12 @@ def other_build(alt: dict[str, Any], claim: str) -> bool:
     """Whether the claim reads a cell whose stand-in under the alternative ran on another kernel (or
     simulator build) than the reference cell: a flip there may come from the build, not the choice."""
     return claim in alt.get("other_build", {}).get("claims", ())
+
+
+def short(alt: dict[str, Any], claim: str) -> bool:
+    """Whether the claim reads a cell whose stand-in under the alternative has fewer valid trials than
+    planned: its verdict there rests on fewer trials than the reference's."""
+    return claim in alt.get("short", {}).get("claims", ())
 
 
 def key(alt: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ SAME = "="
 NOT_RUN = "not run"
 ACROSS = "n/a"
 OTHER_BUILD = "†"
+SHORT = "‡"
 
 
 def load(figures: Path, paper: str, profile: str) -> dict[str, Any] | None:
@@ -28,13 +29,14 @@ def load(figures: Path, paper: str, profile: str) -> dict[str, Any] | None:
 
 def cell(doc: dict[str, Any], alt: dict[str, Any], claim: str) -> str:
     ref, got = doc["reference"][claim], alt["verdicts"].get(claim, robustness.NOT_RUN)
-    if got == ref:
-        return SAME
     if got == robustness.NOT_RUN:
         return NOT_RUN
     if got == robustness.ACROSS:
         return ACROSS
-    return f"**{got}**" + (OTHER_BUILD if robustness.other_build(alt, claim) else "")
+    short = SHORT if robustness.short(alt, claim) else ""
+    if got == ref:
+        return SAME + short
+    return f"**{got}**" + (OTHER_BUILD if robustness.other_build(alt, claim) else "") + short
 
 
 def favoured_flips(doc: dict[str, Any]) -> dict[str, list[str]]:
@@ -90,6 +92,12 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
                 + "; ".join(f"`{robustness.key(a)}`: {len(a['other_build']['cells'])} cells on "
                             f"{', '.join(a['builds']['measured'])} against {', '.join(a['builds']['reference'])}"
                             for a in other) + ".", ""]
+    short = [a for a in alts if a.get("short", {}).get("cells")]
+    if short:
+        out += [f"{SHORT}: the claim reads a cell measured under the alternative with fewer valid trials than "
+                "the five planned (the others failed their fidelity checks), so its verdict there rests on "
+                "fewer trials than the reference's: "
+                + "; ".join(f"`{robustness.key(a)}`: {', '.join(a['short']['cells'])}" for a in short) + ".", ""]
     flips = favoured_flips(doc)
     if flips:
         out += ["Verdicts that flip under an alternative the paper's text favours at least as much as ours: "

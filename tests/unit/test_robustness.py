@@ -145,3 +145,22 @@ def test_the_touched_cells_whose_stand_in_ran_on_another_kernel_are_found(tmp_pa
         json.dumps({"kernel": {"release": "other"}}))                                  # unfinished: not counted
     assert robustness.builds(tmp_path, ["cubic-rtt100-f1", "cubic-rtt100-f2"]) == ["new", "old"]
     assert robustness.on_other_build(tmp_path, alt, ["cubic-rtt100-f1", "cubic-rtt100-f2"]) == ["cubic-rtt100-f1"]
+
+
+def test_a_verdict_read_from_a_stand_in_short_of_trials_is_marked_as_such(tmp_path):
+    cfg = load_paper("collateral")
+    alt = next(a for a in cfg.alternatives if a.key == "queue_accounting.dummynet")
+    for cell, n in (("cubic-rtt100-f1", 5), ("cubic-rtt100-f2", 5)):
+        (tmp_path / alt.twins[cell]).mkdir(parents=True)
+        (tmp_path / alt.twins[cell] / "cell.json").write_text(
+            json.dumps({"n_valid": n - (cell == "cubic-rtt100-f1") * 2, "expected_trials": 5,
+                        "complete": cell != "cubic-rtt100-f1"}))
+    assert robustness.short_of_trials(tmp_path, alt, ["cubic-rtt100-f1", "cubic-rtt100-f2"]) == {
+        "cubic-rtt100-f1": f"{alt.twins['cubic-rtt100-f1']} (3/5)"}
+    d = doc(queue_q100=(True, {"a": "reproduced", "b": "partly", "c": "not evaluated"}))
+    d["alternatives"][0]["short"] = {"cells": ["x-twin (3/5)"], "claims": ["a", "b", "c"]}
+    table = robustness_table.lines(d)
+    assert "| a | reproduced | =‡ | robust |" in table                 # the same verdict, on fewer trials
+    assert "| b | not reproduced | **partly**‡ | depends on queue |" in table
+    assert "| c | partly | not run | not yet run under 1 of 1 |" in table  # nothing read: nothing marked
+    assert any("`queue.q100`: x-twin (3/5)" in line for line in table)
