@@ -170,8 +170,8 @@ def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
             other = on_other_build(results, alt, measured, memo)
             other_claims = claims_reading(cfg, results, set(other), reference, paper, profile,
                                           Path(tmp) / f"{alt.key}-build")
-            short = short_of_trials(results, alt, measured)
-            short_claims = claims_reading(cfg, results, set(short), reference, paper, profile,
+            short_cells = short_of_trials(results, alt, measured)
+            short_claims = claims_reading(cfg, results, set(short_cells), reference, paper, profile,
                                           Path(tmp) / f"{alt.key}-short")
             alts.append({"choice": alt.choice, "alternative": alt.alternative, "reading": alt.reading,
                          "favoured": alt.favoured, "touched": len(touched), "not_measured": sorted(missing),
@@ -179,7 +179,7 @@ def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
                          "builds": {"measured": sorted({b for c in measured for b in memo[alt.twins[c]]}),
                                     "reference": sorted({b for c in measured for b in memo[c]})},
                          "other_build": {"cells": other, "claims": sorted(other_claims)},
-                         "short": {"cells": sorted(short.values()), "claims": sorted(short_claims)}})
+                         "short": {"cells": sorted(short_cells.values()), "claims": sorted(short_claims)}})
     return {"schema": SCHEMA, "paper": paper, "profile": profile,
             "reference": {c: v for c, (v, _) in reference.items()}, "alternatives": alts}
 
