@@ -42,7 +42,10 @@ LINK_KINDS = ("ifb", "bridge")
 # Command -> the Debian package (config/system-packages.txt) that installs it.
 # iperf is iperf2: the default bulk generator (config/workflow.yaml) and every fixed-size flow's.
 TOOLS = {"ip": "iproute2", "tc": "iproute2", "iperf": "iperf", "iperf3": "iperf3", "ping": "iputils-ping",
-         "ethtool": "ethtool", "tcpdump": "tcpdump", "tcptrace": "tcptrace"}
+         "ethtool": "ethtool", "tcpdump": "tcpdump", "tcptrace": "tcptrace",
+         "ovs-vswitchd": "openvswitch-switch", "ovs-vsctl": "openvswitch-switch",
+         "ovsdb-server": "openvswitch-common", "ovsdb-tool": "openvswitch-common",
+         "ovs-appctl": "openvswitch-common"}
 
 
 class ProbeError(RuntimeError):
@@ -123,8 +126,18 @@ def _probe_link(ns: str, kind: str) -> Check:
     return Check(kind, True, f"ip link add type {kind} accepted")
 
 
+def probe_ovs_datapath() -> Check:
+    """Open vSwitch's kernel datapath registers the generic netlink family ovs_datapath."""
+    proc = _run("genl", "ctrl", "get", "name", "ovs_datapath")
+    if proc.returncode == 0:
+        return Check("switch:ovs", True, "generic netlink family ovs_datapath registered")
+    return Check("switch:ovs", False, f"no ovs_datapath netlink family: {_err(proc)}",
+                 _kernel_fix(KERNEL_OPTIONS["switch:ovs"]) + ", or run the cell on the virtual-time lane "
+                 "(make uml-kernel), whose kernel has it built in")
+
+
 def kernel_probe_names() -> list[str]:
-    return ["netns+veth", *(f"qdisc:{k}" for k in QDISCS), *LINK_KINDS]
+    return ["netns+veth", *(f"qdisc:{k}" for k in QDISCS), *LINK_KINDS, "switch:ovs"]
 
 
 def probe_kernel() -> list[Check]:
@@ -137,7 +150,7 @@ def probe_kernel() -> list[Check]:
                 qdiscs = [_probe_qdisc(ns, kind) for kind in QDISCS]
             else:
                 qdiscs = [Check(f"qdisc:{k}", False, "not tried: no veth", veth.fix) for k in QDISCS]
-            return [veth, *qdiscs, *(_probe_link(ns, kind) for kind in LINK_KINDS)]
+            return [veth, *qdiscs, *(_probe_link(ns, kind) for kind in LINK_KINDS), probe_ovs_datapath()]
     except ProbeError as exc:
         fix = "run as root" if os.geteuid() != 0 else "boot a kernel with CONFIG_NET_NS"
         return [Check(name, False, f"not tried: {exc}", fix) for name in kernel_probe_names()]

@@ -41,6 +41,8 @@ KERNEL_OPTIONS: dict[str, tuple[KernelOption, ...]] = {
     **{f"qdisc:{kind}": (q.option,) for kind, q in QDISCS.items()},
     "ifb": (KernelOption("IFB", "ifb"),),
     "bridge": (KernelOption("BRIDGE", "bridge"),),
+    # Open vSwitch's kernel datapath: the switch as an open choice (topologies/switches.py).
+    "switch:ovs": (KernelOption("OPENVSWITCH", "openvswitch"),),
     "tracefs": (KernelOption("TRACING"),),
     "modules": (KernelOption("MODULES"),),
 }

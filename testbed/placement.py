@@ -77,6 +77,9 @@ def needs(scenario: dict[str, Any]) -> set[str]:
             need |= {f"cc:{flow['cc']}", "tool:iperf", "tool:iperf3"}     # iperf2 by default, iperf3 on request
     if scenario.get("keep_pcap"):
         need |= {"tool:tcpdump", "tool:tcptrace"}
+    if scenario.get("switch") == "ovs":     # topologies/switches.py
+        need |= {"switch:ovs", "tool:ovs-vswitchd", "tool:ovs-vsctl", "tool:ovsdb-server", "tool:ovsdb-tool",
+                 "tool:ovs-appctl"}
     if any(f["kind"] == "bulk" and (f.get("cc_impl") == "bpf" or f.get("cc_params")) for f in scenario["flows"]):
         need.add("bpf:struct_ops")          # per-flow parameters and forced BPF exist only as BPF objects
     if cc_registry.read_at_register(scenario.get("module_params") or {}):

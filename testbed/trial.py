@@ -30,7 +30,19 @@ from configuration import CHECKOUT, environment
 from testbed import fidelity, port_slots, shaping
 from testbed.interrupt import TrialInterrupted, install_signal_handlers
 from testbed.tracing import ProbeTrace
-from topologies.dumbbell import RIGHT_NET, Dumbbell, QuietIntf, receiver, receiver_ip, sender, sender_ip, stages
+from topologies import switches
+from topologies.dumbbell import (
+    LEFT_BRIDGE,
+    RIGHT_BRIDGE,
+    RIGHT_NET,
+    Dumbbell,
+    QuietIntf,
+    receiver,
+    receiver_ip,
+    sender,
+    sender_ip,
+    stages,
+)
 
 log = logging.getLogger("tcprepro.trial")
 PYTHON = sys.executable
@@ -246,8 +258,9 @@ class Trial:
 
     # -- set-up ------------------------------------------------------------------------------
     def build(self) -> None:
-        self.net = Mininet(topo=Dumbbell(pairs=self.scenario["pairs"]), controller=None, intf=QuietIntf,
-                           autoSetMacs=False, build=False)
+        self.net = Mininet(topo=Dumbbell(pairs=self.scenario["pairs"],
+                                         switch=self.scenario.get("switch", switches.LINUX_BRIDGE)), controller=None,
+                           intf=QuietIntf, autoSetMacs=False, build=False)
         self.net.build()
         self.mark("built network")
         self.provenance.update(shaping.configure_nodes(self.net, self.scenario.get("sysctls")))
@@ -255,6 +268,17 @@ class Trial:
             self.provenance["receiver_routes"] = self.disable_delayed_acks()
         self.mark("configured nodes")
         self.provenance["sysctls"] = self.scenario.get("sysctls") or {}
+
+    def start_switches(self) -> None:
+        """The switches' own processes, if any (Open vSwitch's daemons: topologies/dumbbell.py)."""
+        self.provenance["switch"] = {side: self.node(side).start_switch() for side in (LEFT_BRIDGE, RIGHT_BRIDGE)}
+        self.mark("started switches")
+
+    def count_switched(self) -> None:
+        """Open vSwitch's datapath counts, once the traffic is over: what its kernel flows
+        forwarded (hit) and what went up to its daemon (missed)."""
+        for side in (LEFT_BRIDGE, RIGHT_BRIDGE):
+            self.provenance["switch"][side].update(self.node(side).switch_counts())
 
     def disable_delayed_acks(self) -> dict[str, str]:
         """Receivers ACK every segment: the route toward the senders carries `quickack 1` (what the
@@ -594,6 +618,7 @@ class Trial:
                 # the qdiscs, neighbour entries, sockets and flows set up next draw from it.
                 self.provenance["random_rekeyed"] = rekey_guest_random(
                     int(self.spec.get("variation", {}).get("seed", 0)))
+                self.start_switches()
                 self.shape()
                 ccs = self.provide_ccs(stack)
                 _set_niceness(0)
@@ -609,6 +634,7 @@ class Trial:
                     t_down = time.monotonic()
                     self.procs.stop()
                     self.check_loss()
+                    self.count_switched()
                 yield
             finally:
                 t_down = t_down or time.monotonic()

@@ -4,7 +4,8 @@
     s1 ─┼─ bl ── rt-eth0 [rt] rt-eth1 ── br ─┼─ r1
     ... ┘                        └─ ...
 
-Every node, bridges included, lives in its own network namespace, so two trials on one kernel never
+The switches are Linux bridges, or Open vSwitch where a cell asks for it (topologies/switches.py).
+Every node, switches included, lives in its own network namespace, so two trials on one kernel never
 share an interface name. Where each stage of the emulated path sits (testbed/shaping.py builds it):
 - rate and drop-tail queue: the router's egress (rt-eth1 forward, rt-eth0 reverse): the only place a
   packet waits for the link;
@@ -20,6 +21,8 @@ from typing import Any
 from mininet.link import Intf
 from mininet.node import Node
 from mininet.topo import Topo
+
+from topologies import switches
 
 LEFT_NET, RIGHT_NET = "10.0.1", "10.0.2"
 ROUTER = "rt"
@@ -135,19 +138,54 @@ class Bridge(Batched):
     """A Linux bridge inside its own namespace: a switch whose ports never collide across trials."""
 
     def extra_ip(self) -> list[str]:
-        ports = [str(i) for i in self.intfList() if str(i) != "lo"]
-        return ["link add name br0 type bridge forward_delay 0 stp_state 0",
-                *[f"link set {p} master br0" for p in ports], "link set br0 up"]
+        return switches.linux_bridge_lines(self)
+
+    def start_switch(self) -> dict[str, Any]:
+        """Nothing to start: the bridge forwards once `config` has made it."""
+        return {"kind": switches.LINUX_BRIDGE}
+
+    def switch_counts(self) -> dict[str, int]:
+        """No counts of its own: what a bridge forwards, its ports' counters say."""
+        return {}
+
+
+class OvsBridge(Batched):
+    """Open vSwitch inside its own namespace (topologies/switches.py): its ports come up in the
+    node's one `ip -batch`; `start_switch` then starts its daemons, which take them into their
+    bridge, and they stop with the node. Not in `config`: the daemons' first act is a blocking
+    getrandom(), which on the virtual-time lane returns only once the trial has rekeyed the
+    guest's random state (testbed/trial.py rekey_guest_random), after the network exists."""
+
+    ovs: switches.OvsDaemons | None = None
+
+    def start_switch(self) -> dict[str, Any]:
+        self.ovs = switches.OvsDaemons(self)
+        self.ovs.start()
+        return self.ovs.describe()
+
+    def switch_counts(self) -> dict[str, int]:
+        assert self.ovs is not None
+        return self.ovs.datapath_stats()[1]
+
+    def terminate(self) -> None:
+        if self.ovs is not None:
+            self.ovs.stop()
+        super().terminate()
+
+
+SWITCH_CLASSES: dict[str, type[Bridge | OvsBridge]] = {switches.LINUX_BRIDGE: Bridge, switches.OVS: OvsBridge}
 
 
 class Dumbbell(Topo):
     """Declaration only: Mininet builds it (with `QuietIntf` links, each node configuring itself in
     one process); testbed/shaping.py shapes it."""
 
-    def build(self, pairs: int = 1) -> None:
+    def build(self, pairs: int = 1, switch: str = switches.LINUX_BRIDGE) -> None:
+        if switch not in SWITCH_CLASSES:
+            raise ValueError(f"unknown switch {switch!r}: one of {', '.join(SWITCH_CLASSES)}")
         rt = self.addHost(ROUTER, cls=Router, ip=None)
-        bl = self.addHost(LEFT_BRIDGE, cls=Bridge, ip=None)
-        br = self.addHost(RIGHT_BRIDGE, cls=Bridge, ip=None)
+        bl = self.addHost(LEFT_BRIDGE, cls=SWITCH_CLASSES[switch], ip=None)
+        br = self.addHost(RIGHT_BRIDGE, cls=SWITCH_CLASSES[switch], ip=None)
         # Bridge ports are numbered so that port i+1 faces host i; port 0 faces the router.
         self.addLink(bl, rt, intfName1=f"{LEFT_BRIDGE}-eth0", intfName2=f"{ROUTER}-eth0",
                      params2={"ip": f"{LEFT_NET}.1/24"})
