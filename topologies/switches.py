@@ -24,7 +24,6 @@ from typing import Any
 from mininet.node import Node
 
 LINUX_BRIDGE, OVS = "linux-bridge", "ovs"
-KINDS = (LINUX_BRIDGE, OVS)
 BRIDGE = "br0"
 OVS_SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 # Daemon log levels: warnings and worse to the log file, nothing to a console nobody reads.
@@ -48,14 +47,12 @@ def linux_bridge_lines(node: Node) -> list[str]:
             *[f"link set {p} master {BRIDGE}" for p in ports(node)], f"link set {BRIDGE} up"]
 
 
-def wait_for_uptime(seconds: float) -> float:
+def wait_for_uptime(seconds: float) -> None:
     """Sleep until the kernel has been up `seconds` (a virtual-time guest's clock starts at its
-    boot, two seconds before its job); returns how long it slept."""
+    boot, two seconds before its job: the sleep is virtual time)."""
     up = float(Path("/proc/uptime").read_text().split()[0])
-    if up >= seconds:
-        return 0.0
-    time.sleep(seconds - up)
-    return seconds - up
+    if up < seconds:
+        time.sleep(seconds - up)
 
 
 def datapath_ports(dpif_show: str) -> list[str]:
