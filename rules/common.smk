@@ -126,9 +126,8 @@ os.environ[placement.PLACED] = placement.for_jobs({p: lanes_of(p) for p in PAPER
 
 
 # The UML lane's kernel, built once per definition (testbed/uml_kernel.py; its cache key is in the
-# path). Trials still to measure take it as ancient(), trials measured not at all (trial_binaries):
-# a trial already measured is not rerun for a rebuilt kernel (its provenance names the kernel it
-# ran on), as for the VM lane's kernel.
+# path). Trials take it as ancient(): a trial already measured is not rerun for a rebuilt kernel
+# (its provenance names the kernel it ran on), as for the VM lane's kernel.
 # Relative to the checkout where it lives there (the default), else absolute (TCPREPRO_UML_BUILD
 # pointing elsewhere).
 _uml_kernel = uml_kernel.kernel_dir() / "linux"
@@ -138,17 +137,6 @@ UML_KERNEL = str(_uml_kernel.relative_to(workflow.basedir) if _uml_kernel.is_rel
 
 def uml_binary(paper, cell):
     return [ancient(UML_KERNEL)] if lane(paper, cell) is lanes.UML else []
-
-
-def trial_binaries(paper, cell, k):
-    """What a trial still to measure runs on (the model's binary, the UML kernel): built first, by
-    their own rules, with every core. A trial already measured (its summary.json is there) takes
-    none: a binary built in the same run (a fresh machine, archives restored, a new cell to
-    measure) would otherwise count as updated input and rerun every finished trial. A trial's
-    runner builds what it lacks itself, under a lock (testbed/uml_kernel.py ensure, sim/build.py)."""
-    if (RESULTS / paper / cell / f"trial-{k}" / "summary.json").exists():
-        return []
-    return sim_binary(paper) + uml_binary(paper, cell)
 
 
 def sim_binary(paper):

@@ -1,7 +1,7 @@
 # Trials (measured or simulated), what they run on (the UML kernel, the ns-3 model), and cells.
 
 rule trial:
-    input: lambda w: trial_binaries(w.paper, w.cell, w.k)
+    input: lambda w: sim_binary(w.paper) + uml_binary(w.paper, w.cell)
     output: directory(str(RESULTS / "{paper}" / "{cell}" / "trial-{k}"))
     wildcard_constraints: paper="|".join(PAPERS) or "(?!)", cell=CELL_ID.pattern, k=r"\d+"
     threads: lambda w: 1 if per_core(w.paper, w.cell) else 0

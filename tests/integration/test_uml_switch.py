@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import CHECKOUT, PAPERS, trial_cmd
+from tests.integration.conftest import PAPERS, trial_cmd
 
 pytestmark = [pytest.mark.uml]
 
@@ -61,25 +58,3 @@ def test_the_traffic_crossed_open_vswitchs_kernel_datapath(trials):
         assert counts["hit"] >= summary["metrics"]["voip_sent"], counts
         assert 0 < counts["missed"] < counts["hit"] / 10, counts
 
-
-def test_a_fresh_machine_builds_the_kernel_for_new_trials_and_keeps_the_measured_ones(trials, tmp_path):
-    """Archives restored, no kernel built yet, new trials to measure (here a second trial per cell):
-    the plan builds the kernel and measures the new trials only. A kernel built in the same run must
-    not count as newer input to the trials already measured (rules/common.smk trial_binaries)."""
-    papers = tmp_path / "papers"
-    papers.mkdir()
-    config = (PAPERS / "umlswitch.yaml").read_text()
-    (papers / "umlswitch.yaml").write_text(config.replace("smoke: {duration_s: 20, trials: 1}",
-                                                          "smoke: {duration_s: 20, trials: 2}"))
-    results = trials["ovs"].parents[3]
-    env = {**os.environ, "TCPREPRO_PAPER_DIR": str(papers), "TCPREPRO_UML_BUILD": str(tmp_path / "no-kernel")}
-    proc = subprocess.run([str(Path(sys.executable).with_name("snakemake")), "--dry-run", "--cores", "2",
-                           "--directory", str(CHECKOUT), "--config", "papers=[umlswitch]", f"results={results}",
-                           "profile=smoke", f"figures={tmp_path / 'figures'}"],
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    plan = proc.stdout
-    assert re.search(r"^uml_kernel +1$", plan, re.M), plan[-3000:]      # the plan's job counts
-    planned = sorted(re.findall(r"output: (\S+/trial-\d+)$", plan, re.M))
-    assert [p.split("/smoke/")[1] for p in planned] == ["umlswitch/cubic-linux-bridge/trial-2",
-                                                        "umlswitch/cubic-ovs/trial-2"], planned
