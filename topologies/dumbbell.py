@@ -160,12 +160,11 @@ class OvsBridge(Batched):
 
     def start_switch(self) -> dict[str, Any]:
         self.ovs = switches.OvsDaemons(self)
-        self.ovs.start()
-        return self.ovs.describe()
+        return self.ovs.start()
 
     def switch_counts(self) -> dict[str, int]:
         assert self.ovs is not None
-        return self.ovs.datapath_stats()[1]
+        return self.ovs.datapath_counts()
 
     def terminate(self) -> None:
         if self.ovs is not None:

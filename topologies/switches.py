@@ -60,6 +60,14 @@ def datapath_ports(dpif_show: str) -> list[str]:
     return PORT_LINE.findall(dpif_show)
 
 
+def datapath_head(dpif_show: str) -> tuple[str, dict[str, int]]:
+    """The datapath's name and its packet counts, from `dpif/show`'s first line ("system@ovs-system:
+    hit:120 missed:4"): `hit` forwarded by a flow in the kernel, `missed` sent up to ovs-vswitchd
+    (a flow's first packet)."""
+    name, _, counts = dpif_show.splitlines()[0].partition(":")
+    return name.strip(), {k: int(v) for k, v in (c.split(":") for c in counts.split())}
+
+
 class OvsDaemons:
     """ovsdb-server and ovs-vswitchd in one node's namespace, and the folder they keep state in."""
 
@@ -91,10 +99,11 @@ class OvsDaemons:
                                    env=self.env, stdout=subprocess.DEVNULL, stderr=err)
         self.procs.append((name, proc))
 
-    def start(self) -> None:
-        """Database, daemons, then the bridge over every port. ovs-vsctl returns once ovs-vswitchd
-        has applied the change (it waits for the bridge's configuration to catch up), so the
-        ports are in the kernel datapath when it does; `datapath_ports` checks that they are."""
+    def start(self) -> dict[str, Any]:
+        """Database, daemons, then the bridge over every port; returns what provenance records.
+        ovs-vsctl returns once ovs-vswitchd has applied the change (it waits for the bridge's
+        configuration to catch up), so the ports are in the kernel datapath when it does;
+        `datapath_ports` checks that they are."""
         wait_for_uptime(MIN_UPTIME_S)
         self.run("ovsdb-tool", "create", str(self.dir / "conf.db"), str(OVS_SCHEMA))
         self.daemon("ovsdb-server", str(self.dir / "conf.db"), f"--remote=p{self.db}")
@@ -106,23 +115,19 @@ class OvsDaemons:
         for p in ports(self.node):
             cmd += ["--", "add-port", BRIDGE, p]
         self.run(*cmd)
-        shown = self.run("ovs-appctl", "-t", str(self.dir / "ovs-vswitchd.ctl"), "dpif/show")
+        shown = self.dpif_show()
         missing = sorted(set(ports(self.node)) - set(datapath_ports(shown)))
         if missing:
             raise RuntimeError(f"{self.node.name}: Open vSwitch did not attach {', '.join(missing)} to its "
                                f"kernel datapath (dpif/show: {shown.strip()!r})" + self.log_tail())
-
-    def describe(self) -> dict[str, Any]:
         version = self.run("ovs-vswitchd", "--version").splitlines()[0].strip()
-        return {"kind": OVS, "version": version, "datapath": self.datapath_stats()[0], "fail_mode": "standalone"}
+        return {"kind": OVS, "version": version, "datapath": datapath_head(shown)[0], "fail_mode": "standalone"}
 
-    def datapath_stats(self) -> tuple[str, dict[str, int]]:
-        """The datapath's name and its packet counts: `hit` forwarded by a flow in the kernel,
-        `missed` sent up to ovs-vswitchd (a flow's first packet), from `dpif/show`'s first line
-        ("system@ovs-system: hit:120 missed:4")."""
-        first = self.run("ovs-appctl", "-t", str(self.dir / "ovs-vswitchd.ctl"), "dpif/show").splitlines()[0]
-        name, _, counts = first.partition(":")
-        return name.strip(), {k: int(v) for k, v in (c.split(":") for c in counts.split())}
+    def dpif_show(self) -> str:
+        return self.run("ovs-appctl", "-t", str(self.dir / "ovs-vswitchd.ctl"), "dpif/show")
+
+    def datapath_counts(self) -> dict[str, int]:
+        return datapath_head(self.dpif_show())[1]
 
     def log_tail(self) -> str:
         tails = []
