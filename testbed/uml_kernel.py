@@ -9,6 +9,7 @@ provenance needs (key, source version, release, HZ).
 
     python -m testbed.uml_kernel build     # build if missing, print the path
     python -m testbed.uml_kernel status    # the key and whether it is built (exit 1 if not)
+    python -m testbed.uml_kernel dir       # the built kernel's folder (exit 1 if not built)
 """
 from __future__ import annotations
 
@@ -373,12 +374,17 @@ def _compiler() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m testbed.uml_kernel", description=__doc__.split("\n")[0])
-    p.add_argument("action", choices=("build", "status", "key"))
+    p.add_argument("action", choices=("build", "status", "key", "dir"))
     p.add_argument("--jobs", type=int, default=None, help="parallel make jobs (default: all cores)")
     args = p.parse_args(argv)
     if args.action == "key":
         print(key())
         return 0
+    if args.action == "dir":
+        found = cached()
+        if found:
+            print(found.path.parent)
+        return 0 if found else 1
     if args.action == "status":
         found = cached()
         print(f"key {key()[:KEY_DIGITS]}: " + (f"built, {found.path} (release {found.release})" if found
