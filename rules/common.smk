@@ -128,6 +128,10 @@ os.environ[placement.PLACED] = placement.for_jobs({p: lanes_of(p) for p in PAPER
 # The UML lane's kernel, built once per definition (testbed/uml_kernel.py; its cache key is in the
 # path). Trials take it as ancient(): a trial already measured is not rerun for a rebuilt kernel
 # (its provenance names the kernel it ran on), as for the VM lane's kernel.
+# Both binaries are checkpoints. ancient() spares a finished trial only when the binary exists:
+# one still to be built would mark every finished trial (restored from data/, say) as updated by
+# another job, and Snakemake would measure them all again. A trial's input waits for the checkpoint
+# instead, and is known only once the binary is built (ancient(), so the build reruns nothing).
 # Relative to the checkout where it lives there (the default), else absolute (TCPREPRO_UML_BUILD
 # pointing elsewhere).
 _uml_kernel = uml_kernel.kernel_dir() / "linux"
@@ -136,7 +140,10 @@ UML_KERNEL = str(_uml_kernel.relative_to(workflow.basedir) if _uml_kernel.is_rel
 
 
 def uml_binary(paper, cell):
-    return [ancient(UML_KERNEL)] if lane(paper, cell) is lanes.UML else []
+    if lane(paper, cell) is not lanes.UML:
+        return []
+    checkpoints.uml_kernel.get()
+    return [ancient(UML_KERNEL)]
 
 
 def sim_binary(paper):
@@ -148,7 +155,20 @@ def sim_binary(paper):
     if not PAPERS[paper].simulated:
         return []
     m = SIM_MODELS[PAPERS[paper].data["scenario"]["model"]]
+    checkpoints.sim_binary.get(dir=m.directory, model=m.name)
     return [ancient(f"build/{m.directory}/{m.name}")]
+
+
+def waits_only_for_a_binary(job):
+    """A finished trial the DAG lists only because a binary it takes is still to be built: once
+    built, the checkpoint's DAG update drops it (its input is ancient), so the plan leaves it out."""
+    reason = workflow.dag.reason(job)
+    if not reason.updated_input_run or not all(Path(f).exists() for f in job.output):
+        return False
+    binaries = {UML_KERNEL} | {f"build/{m.directory}/{m.name}" for m in SIM_MODELS.values()}
+    other = (reason.updated_input or reason.missing_output or reason.incomplete_output or reason.forced
+             or reason.is_provenance_triggered() or reason.unfinished_queue_input)
+    return not other and {str(f) for f in reason.updated_input_run} <= binaries
 
 
 def job_runtime_min(paper, cell):
@@ -181,7 +201,7 @@ def planned_trials():
     A cell may set its own duration (fixed-size transfers: the bound, an overestimate): "bounded"."""
     trials = []
     for job in workflow.dag.needrun_jobs():
-        if job.rule.name != "trial":
+        if job.rule.name != "trial" or waits_only_for_a_binary(job):
             continue
         paper, cell = job.wildcards.paper, job.wildcards.cell
         sim = per_core(paper, cell)

@@ -21,10 +21,11 @@ rule trial:
         "--trial {wildcards.k:q} --profile {params.profile:q} --out {output:q} 2> {log:q}"
 
 
+# The binaries trials run on are checkpoints (rules/common.smk uml_binary, sim_binary says why).
 # Every core the run has (Snakemake caps threads at --cores); not workflow.cores, which a run
 # without --cores (a --report, a --dry-run) cannot evaluate. At most 8: on a cluster the job asks
 # for that many CPUs on one node, and the head node's core count says nothing about the nodes'.
-rule uml_kernel:
+checkpoint uml_kernel:
     output: UML_KERNEL
     log: str(LOG_ROOT / "uml_kernel.log")
     message: "Building the virtual-time lane's kernel once (about 5 minutes on 2 cores; log: {log})"
@@ -34,7 +35,7 @@ rule uml_kernel:
 
 
 # A simulation model of sim/<dir>/, compiled into build/<dir>/ (sim/build.py; reused while up to date).
-rule sim_binary:
+checkpoint sim_binary:
     input: lambda w: [f"sim/{w.dir}/{src}" for src in SIM_MODELS[w.model].sources]
     output: "build/{dir}/{model}"
     wildcard_constraints: model="|".join(SIM_MODELS) or "(?!)"

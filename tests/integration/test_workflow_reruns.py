@@ -188,6 +188,60 @@ def test_after_a_kill_9_the_plan_counts_the_trial_snakemake_reruns(tmp_path: Pat
     assert "[progress] 1/1 trials done" in out
 
 
+def fresh_checkout(where: Path) -> Path:
+    """A copy of this checkout's files as a fresh clone has them: no build/ (no compiled model),
+    no .snakemake (no record of any job), no results."""
+    skip = {".git", ".snakemake", ".venv", "results", "figures", "build", "data", ".mypy_cache", ".ruff_cache",
+            ".pytest_cache"}
+    where.mkdir()
+    for entry in CHECKOUT.iterdir():
+        if entry.name in skip:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, where / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(entry, where / entry.name)
+    return where
+
+
+def test_a_binary_the_run_builds_does_not_remeasure_the_trials_it_finds(tmp_path: Path, monkeypatch) -> None:
+    """A machine without the compiled model (a fresh clone after `make restore`) finds finished trials
+    with no record of their jobs. The run compiles the model for the trials it adds, and measures
+    only those: a binary still to be built once marked every finished trial as updated by another
+    job, and Snakemake measured them all again (ancient() spares them only once the binary exists)."""
+    from archive import trials as archive
+
+    results, data = tmp_path / "results", tmp_path / "data"
+    env = wlanshort_env(tmp_path, trials=1)
+    monkeypatch.setenv("TCPREPRO_PAPER_DIR", env["TCPREPRO_PAPER_DIR"])
+
+    def snakemake(checkout: Path) -> subprocess.CompletedProcess[str]:
+        cmd = [SNAKEMAKE, "--cores", "2", "--directory", str(checkout), "--snakefile", str(checkout / "Snakefile"),
+               "--config", "papers=[wlanshort]", f"results={results}", f"figures={tmp_path / 'figures'}",
+               "profile=smoke"]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+
+    first = snakemake(CHECKOUT)                         # one trial per cell, packed as into data/
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert len(archive.pack("smoke", ["wlanshort"], results, data)["wlanshort"].done) == 2
+    shutil.rmtree(results)
+    assert len(archive.restore("smoke", ["wlanshort"], results, data)["wlanshort"].done) == 2
+    found = sorted((results / "smoke" / "wlanshort").glob("*/trial-1"))
+    made = {t: (t / "summary.json").stat().st_mtime_ns for t in found}
+
+    fresh = fresh_checkout(tmp_path / "clone")
+    (tmp_path / "papers" / "wlanshort.yaml").write_text(
+        (tmp_path / "papers" / "wlanshort.yaml").read_text().replace("trials: 1}", "trials: 2}"))
+    again = snakemake(fresh)
+    out = again.stdout + again.stderr
+    assert again.returncode == 0, out[-3000:]
+    assert (fresh / "build" / "wlan" / "wlan_dcf").is_file(), "the run did not compile the model"
+    ran = sorted(re.findall(r"^\s*wildcards: paper=wlanshort, cell=([\w-]+), k=(\d+)", out, re.M))
+    assert ran == [("dl2-ul2-dataack", "2"), ("dl2-ul2-fifo", "2")], out[-3000:]
+    assert re.search(r"^\[plan\] profile smoke: 2 trials to run", out, re.M), out[-3000:]
+    assert {t: (t / "summary.json").stat().st_mtime_ns for t in found} == made, "a finished trial was measured again"
+
+
 def _group_alive(pgid: int) -> bool:
     """Whether a live process is left in the group (a zombie an orphan reaper has not reaped holds nothing)."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
