@@ -116,6 +116,21 @@ def saturation_rate_kbit(
     pooled rate read 0.8-1.2 % fast (10083-10120 kbit/s), 0.1-0.2 % off in runs of three or more.
     Over the committed Westwood+ and Collateral trials the two rules agree to the last digit.
     """
+    drained = saturated_drain(qdisc_df, role, min_saturated_s, t_from, t_to, rate_kbit)
+    return None if drained is None else drained[0] * 8 / drained[1] / 1000
+
+
+def saturated_drain(
+    qdisc_df: pd.DataFrame,
+    role: str,
+    min_saturated_s: float = MIN_SATURATED_S,
+    t_from: float | None = None,
+    t_to: float | None = None,
+    rate_kbit: float | None = None,
+) -> tuple[float, float, int] | None:
+    """(bytes sent, seconds, runs) over the intervals saturation_rate_kbit counts: its rate is the
+    first over the second; `runs` is how many separate stretches of counted intervals they form.
+    None below `min_saturated_s`."""
     q = role_samples(qdisc_df, role, t_from, t_to)
     if len(q) < 2:
         return None
@@ -130,7 +145,8 @@ def saturation_rate_kbit(
     span = float(dt[ok].sum())
     if span < min_saturated_s or span <= 0:
         return None
-    return float(dsent[ok].sum()) * 8 / span / 1000
+    runs = int(np.count_nonzero(np.diff(ok.astype(np.int8), prepend=0) == 1))
+    return float(dsent[ok].sum()), span, runs
 
 
 def queue_stats(
