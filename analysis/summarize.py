@@ -137,15 +137,21 @@ def _check_fidelity(prov: dict[str, Any], acc: _Acc) -> None:
     """A failed check (pass false) invalidates the trial; one not measured (pass null) is a warning."""
     for chk in prov.get("fidelity", []):
         if chk.get("pass") is None:
-            note = f" ({chk['note']})" if chk.get("note") else ""
-            acc.warnings.append(f"fidelity {chk.get('name')}: not measured{note}")
+            acc.warnings.append(fidelity_line(chk))
         elif chk["pass"] is False:
-            tol = chk.get("tolerance")
-            tol = tol if isinstance(tol, str) else f"± {tol}"
-            acc.invalid.append(
-                f"fidelity {chk.get('name')}: measured {chk.get('measured')} {chk.get('unit', '')}, "
-                f"configured {chk.get('configured')} {tol}".rstrip()
-            )
+            acc.invalid.append(fidelity_line(chk))
+
+
+def fidelity_line(chk: dict[str, Any]) -> str:
+    """What a summary says of a check that failed (an invalid reason) or was not measured (a
+    warning); every such line starts with `fidelity <name>:`."""
+    if chk.get("pass") is None:
+        note = f" ({chk['note']})" if chk.get("note") else ""
+        return f"fidelity {chk.get('name')}: not measured{note}"
+    tol = chk.get("tolerance")
+    tol = tol if isinstance(tol, str) else f"± {tol}"
+    return (f"fidelity {chk.get('name')}: measured {chk.get('measured')} {chk.get('unit', '')}, "
+            f"configured {chk.get('configured')} {tol}").rstrip()
 
 
 def _load_probe(d: Path, acc: _Acc) -> pd.DataFrame | None:

@@ -94,6 +94,37 @@ def cleanup(ns: argparse.Namespace) -> int:
     return 0
 
 
+@command("recheck", "evaluate a post-trial fidelity check again on finished trials, after its code was "
+         "corrected: a trial whose result changes records the new one, keeps the old under `rechecked`, "
+         "and its validity follows (testbed/recheck.py)",
+         arg("check", help="the check's name as trials record it (forward.rate_worst_0.5s)"),
+         arg("--paper", action="append", metavar="P", help="a paper in config/ (repeatable; default: all)"),
+         arg("--profile", choices=["smoke", "quick", "full"], default="full", help="whose trials (default: full)"),
+         arg("--results", type=Path, default=None, metavar="DIR", help="the results folder (default: results/)"))
+def recheck(ns: argparse.Namespace) -> int:
+    # deferred: the config loader and the checks (pandas), which --help does without
+    from archive.trials import RESULTS, finished_trials
+    from configuration.load import paper_names
+    from tcprepro.version import describe
+    from testbed import recheck as rc
+
+    names = ns.paper or paper_names()
+    unknown = [n for n in names if n not in paper_names()]
+    if unknown or ns.check not in rc.RECHECKS:
+        print(f"error: --paper {unknown[0]!r}: not a paper; known papers: {', '.join(paper_names())}" if unknown
+              else f"error: {ns.check!r} cannot be evaluated again; these can: {', '.join(rc.RECHECKS)}",
+              file=sys.stderr)
+        return 2
+    root = (ns.results or RESULTS) / ns.profile
+    by = f"tcprepro recheck, {describe()}"
+    for paper in names:
+        changes = rc.recheck_all(finished_trials(root / paper), ns.check, by)
+        print(f"{paper}: {len(changes)} trial{'s' if len(changes) != 1 else ''} changed")
+        for c in changes:
+            print(f"  {c.render(root)}")
+    return 0
+
+
 @command("vm", "the VM lane: status, or stop it",
          arg("action", choices=["status", "stop"], help="status: the running VM and its jobs; stop: power it off"),
          arg("--quiet", action="store_true", help="print nothing when stopping"),

@@ -267,3 +267,44 @@ def test_sigkill_during_set_up_leaves_no_guest_and_a_swept_partial(lane_env, tmp
     assert not [p for p in guest if running(p)], "guest processes outlived the runner"
     assert any("partial trial" in r for r in sweep(results=results, quiet=True, kernel_state=False))
     assert not out.exists() and not out.with_name("trial-1.partial").exists()
+
+
+def test_a_corrected_check_evaluated_again_changes_only_that_checks_record(runs, lane_env, tmp_path):
+    """`tcprepro recheck` on a finished trial whose record of a post-trial check differs from what
+    the check's code now gives: the record is staged here as a failed 0.5-s rate check (what the
+    check's earlier bar left on three Westwood+ trials). The new result replaces it, the old one is
+    kept under `rechecked`, the summary is valid again, and nothing else of the trial changes; a
+    second pass finds nothing to change."""
+    from analysis import require_valid
+
+    trial = tmp_path / "results" / "smoke" / "umlpair" / "htcp-loss1" / "trial-1"
+    shutil.copytree(runs["b_alone"], trial)
+    prov_path, summary_path = trial / "provenance.json", trial / "summary.json"
+    prov, summary = json.loads(prov_path.read_text()), json.loads(summary_path.read_text())
+    assert summary["valid"], summary["invalid_reasons"]
+    now = next(c for c in prov["fidelity"] if c["name"] == "forward.rate_worst_0.5s")
+    staged = {**now, "measured": 950.0, "tolerance": 0.048, "pass": False}
+    prov["fidelity"] = [staged if c is now else c for c in prov["fidelity"]]
+    reason = "fidelity forward.rate_worst_0.5s: measured 950.0 kbit/s, configured 1000 ± 0.048"
+    summary.update(valid=False, invalid_reasons=[reason])
+    prov_path.write_text(json.dumps(prov, indent=2))
+    summary_path.write_text(json.dumps(summary, indent=2))
+    raw = {p.name: p.read_bytes() for p in trial.iterdir() if p.name not in ("provenance.json", "summary.json")}
+
+    cmd = [sys.executable, "-m", "tcprepro", "recheck", "forward.rate_worst_0.5s", "--paper", "umlpair",
+           "--profile", "smoke", "--results", str(tmp_path / "results")]
+    first = subprocess.run(cmd, env=lane_env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0 and "umlpair: 1 trial changed" in first.stdout, first.stdout + first.stderr
+    assert "htcp-loss1/trial-1: FAIL (950.0 kbit/s, tolerance 0.048) -> pass" in first.stdout, first.stdout
+    prov, summary = json.loads(prov_path.read_text()), json.loads(summary_path.read_text())
+    assert next(c for c in prov["fidelity"] if c["name"] == "forward.rate_worst_0.5s") == now
+    assert [(r["name"], r["before"]) for r in prov["rechecked"]] == [("forward.rate_worst_0.5s", staged)]
+    assert prov["rechecked"][0]["by"].startswith("tcprepro recheck, tcprepro ")
+    assert summary["valid"] and summary["invalid_reasons"] == []
+    require_valid(prov, "provenance")
+    require_valid(summary, "summary")
+    assert {p.name: p.read_bytes() for p in trial.iterdir()
+            if p.name not in ("provenance.json", "summary.json")} == raw
+
+    again = subprocess.run(cmd, env=lane_env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "umlpair: 0 trials changed" in again.stdout, again.stdout + again.stderr
