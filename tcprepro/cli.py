@@ -95,7 +95,7 @@ def cleanup(ns: argparse.Namespace) -> int:
 
 
 @command("recheck", "evaluate a post-trial fidelity check again on finished trials, after its code was "
-         "corrected: a trial whose result changes records the new one, keeps the old under `rechecked`, "
+         "corrected: a trial whose verdict of it changes records the new result, keeps the old under `rechecked`, "
          "and its validity follows (testbed/recheck.py)",
          arg("check", help="the check's name as trials record it (forward.rate_worst_0.5s)"),
          arg("--paper", action="append", metavar="P", help="a paper in config/ (repeatable; default: all)"),

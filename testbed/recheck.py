@@ -4,10 +4,12 @@ finalize computes some checks from the trial's own files once the trial has ende
 (testbed/finalize.py); the trial records the result, and its validity follows from it. When such a
 check's code is corrected, the trials already measured keep the old result, and with it a validity
 the corrected check may not give: `tcprepro recheck` evaluates the check again from the same files.
-A trial whose result changes (pass, measured value or tolerance) gets the new one in
+A trial whose verdict of the check changes (pass, fail, not measured) gets the new result in
 provenance.json's `fidelity` and the recorded one under `rechecked` with the version that replaced
-it; summary.json's `valid` and its lines on that check follow. Nothing else of the trial changes:
-its raw files, its metrics and its other checks are those measured.
+it; summary.json's `valid` and its lines on that check follow. A trial whose verdict stays keeps
+its record as measured, even where the corrected check words its numbers otherwise (a tolerance
+computed per window, say): rewriting it would change every archived trial and no validity. Nothing
+else of a trial changes: its raw files, its metrics and its other checks are those measured.
 """
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ class Change:
 
 
 def recheck(trial: Path, name: str, by: str) -> Change | None:
-    """Evaluate check `name` again on one finished trial; write and return the change, if any.
+    """Evaluate check `name` again on one finished trial; write and return the change of verdict, if any.
     A trial that never ran the check (a simulated one, say) is left alone."""
     if name not in RECHECKS:
         raise ValueError(f"{name!r} cannot be evaluated again; these can: {', '.join(RECHECKS)}")
@@ -62,7 +64,7 @@ def recheck(trial: Path, name: str, by: str) -> Change | None:
         return None
     before = prov["fidelity"][at[-1]]
     after = json.loads(json.dumps(RECHECKS[name](trial, json.loads((trial / "spec.json").read_text()), prov)))
-    if all(after.get(k) == before.get(k) for k in ("pass", "measured", "tolerance")):
+    if after.get("pass") == before.get("pass"):
         return None
     # deferred: pandas (analysis) and jsonschema, as in finalize
     from analysis import require_valid
