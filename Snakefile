@@ -18,6 +18,7 @@ from configuration import environment
 from configuration.load import CELL_ID, ConfigError, check_config_args, check_workflow
 from experiments import load_paper
 from sim.build import MODELS as SIM_MODELS
+from sim.build import adapter as sim_adapter
 from testbed import attempts, trial_environment, uml_kernel
 
 configfile: "config/workflow.yaml"

@@ -56,6 +56,7 @@ DEVELOPER = {
     "TCPREPRO_VM_GRACE": "seconds between SIGTERM and SIGKILL of a cancelled guest job",
     "TCPREPRO_VM_BOOT_TIMEOUT": "seconds until the guest agent is ready (default 240)",
     "TCPREPRO_VM_BANNER_TIMEOUT": "seconds until the kernel prints its banner (default 45)",
+    "TCPREPRO_SIMULATE_ALL": "1: simulate every run, also one proven to be a finished trial's (testbed/proven_runs.py)",
     "TCPREPRO_REPORT_SCREENSHOTS": "tests/integration/test_report_browser.py writes docs' screenshots there",
 }
 # docker/entrypoint's own variables (TCPREPRO_PROFILE, TCPREPRO_PAPERS, TCPREPRO_CELLS,

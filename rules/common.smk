@@ -159,6 +159,17 @@ def sim_binary(paper):
     return [ancient(f"build/{m.directory}/{m.name}")]
 
 
+def trial_priority(paper, cell):
+    """Rule trial's priority: a simulated model's adapter may order its runs (sim/wlan/model.py
+    `priority`: smaller M_t first, as such a run can prove a larger M_t's run to be its own,
+    testbed/proven_runs.py). Only the order changes, never what a trial records."""
+    if not PAPERS[paper].simulated:
+        return 0
+    adapter = sim_adapter(PAPERS[paper].data["scenario"]["model"])
+    found = PAPERS[paper].any_cell(cell)
+    return adapter.priority(found.scenario) if found is not None and hasattr(adapter, "priority") else 0
+
+
 def waits_only_for_a_binary(job):
     """A finished trial the DAG lists only because a binary it takes is still to be built: once
     built, the checkpoint's DAG update drops it (its input is ancient), so the plan leaves it out."""

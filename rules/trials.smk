@@ -5,6 +5,7 @@ rule trial:
     output: directory(str(RESULTS / "{paper}" / "{cell}" / "trial-{k}"))
     wildcard_constraints: paper="|".join(PAPERS) or "(?!)", cell=CELL_ID.pattern, k=r"\d+"
     threads: lambda w: 1 if per_core(w.paper, w.cell) else 0
+    priority: lambda w: trial_priority(w.paper, w.cell)
     # trial_lanes for the local scheduler; mem_mb and runtime (minutes) for a cluster's (config
     # `cluster`: rules/common.smk job_mem_mb, job_runtime_min).
     resources: trial_lanes=lambda w: 0 if per_core(w.paper, w.cell) else 1,

@@ -238,8 +238,10 @@ def simulate_main(args: argparse.Namespace, spec: dict[str, Any]) -> int:
     if summary is None:
         return code
     wall = time.monotonic() - t0
-    _report_done(args, summary, f"trial {args.out}: simulated {spec['duration_s']} s ({binary.path.name}, "
-                 f"RNG run {spec['trial']}) in {wall:.1f} s", wall, 0.0)
+    derived = json.loads((out / "provenance.json").read_text()).get("derived")
+    what = (f"the run of {derived['from']}, proven to be this trial's (not simulated again)" if derived
+            else f"simulated {spec['duration_s']} s ({binary.path.name}, RNG run {spec['trial']})")
+    _report_done(args, summary, f"trial {args.out}: {what} in {wall:.1f} s", wall, 0.0)
     return 0
 
 

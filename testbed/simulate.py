@@ -16,13 +16,14 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from analysis import require_valid
 from analysis.wlan import metrics as wlan_metrics
 from configuration import CHECKOUT
 from sim import build
-from testbed import cleanup, trial_dir
+from testbed import cleanup, proven_runs, trial_dir
 
 log = logging.getLogger("tcprepro.trial")
 
@@ -53,6 +54,11 @@ def _measure(spec: dict[str, Any], partial: Path, binary: build.Binary) -> dict[
     argv = model.command(binary.path, spec, Path("."))
     log.info("trial %s/%s/%d: %s (in %s)", spec["paper"], spec["cell"], spec["trial"], " ".join(argv), partial)
     t0 = time.monotonic()
+    proven = proven_runs.find(spec, partial, binary.sha256, model)
+    if proven is not None:
+        raw, derived = proven_runs.take(proven, spec, partial, model)
+        log.info("not simulated: the run of %s is this trial's (%s)", derived["from"], derived["proof"])
+        return _provenance(spec, partial, binary, model, argv, raw, time.monotonic() - t0, derived)
     # The model dies with this runner, whatever ends it (setpriv: parent-death signal).
     proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", "--", *argv], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, cwd=partial)
@@ -69,6 +75,15 @@ def _measure(spec: dict[str, Any], partial: Path, binary: build.Binary) -> dict[
     if proc.returncode != 0:
         raise RuntimeError(f"{binary.path.name} exited {proc.returncode}: {output.strip()[-500:]}")
     raw = build.read_output(partial / model.RAW)
+    prov = _provenance(spec, partial, binary, model, argv, raw, elapsed)
+    log.info("simulated %s s in %.1f s of wall time", spec["duration_s"], elapsed)
+    return prov
+
+
+def _provenance(spec: dict[str, Any], partial: Path, binary: build.Binary, model: ModuleType, argv: list[str],
+                raw: dict[str, Any], elapsed: float, derived: dict[str, Any] | None = None) -> dict[str, Any]:
+    """provenance.json of a simulated trial, written into `partial`. A derived trial's timing has no
+    simulator run: its run is the one `derived` names."""
     final_dir = partial.with_name(partial.name.removesuffix(".partial"))
     argv_final = [a if not a.startswith("--out=") else f"--out={final_dir}" for a in argv]
     prov = {
@@ -82,10 +97,11 @@ def _measure(spec: dict[str, Any], partial: Path, binary: build.Binary) -> dict[
         "rng": {"seed": int(spec["scenario"]["seed"]), "run": int(spec["trial"])},
         "tools": {"python": platform.python_version(), "compiler": binary.compiler},
         "fidelity": model.checks(spec, raw),
-        "timing": {"simulation_s": round(elapsed, 3), "simulator_run_s": raw.get("wall_clock_s")},
+        "timing": {"simulation_s": round(elapsed, 3),
+                   "simulator_run_s": None if derived else raw.get("wall_clock_s")},
+        **({"derived": derived} if derived else {}),
     }
     (partial / "provenance.json").write_text(json.dumps(prov, indent=2))
-    log.info("simulated %s s in %.1f s of wall time", spec["duration_s"], elapsed)
     return prov
 
 

@@ -65,6 +65,7 @@ def simulator_lines(run: Run) -> list[str]:
     sims: Counter[str] = Counter()
     checks: dict[str, Counter[str]] = {}
     wall: list[float] = []
+    derived = 0
     for cell_id in run.cells:
         for trial in run.valid_trials(cell_id):
             prov = json.loads((trial / "provenance.json").read_text())
@@ -73,9 +74,15 @@ def simulator_lines(run: Run) -> list[str]:
                  f"sha256:{str(s.get('binary_sha256'))[:16]}"] += 1
             for c in prov.get("fidelity", []):
                 checks.setdefault(c["name"], Counter())[{True: "pass", False: "fail", None: "n/a"}[c["pass"]]] += 1
-            if isinstance(prov.get("timing", {}).get("simulation_s"), int | float):
+            if "derived" in prov:
+                derived += 1
+            elif isinstance(prov.get("timing", {}).get("simulation_s"), int | float):
                 wall.append(float(prov["timing"]["simulation_s"]))
     out = [f"- {k} ({n} trials)" for k, n in sims.items()]
+    if derived:
+        out.append(f"- {derived} trials not simulated again: each is a finished trial's run, proven by that run's own "
+                   "output (the same RNG run with a smaller M_t and no frame given up; provenance `derived`, "
+                   "testbed/proven_runs.py)")
     out += [f"- check {name}: " + ", ".join(f"{n} {v}" for v, n in sorted(c.items())) for name, c in checks.items()]
     if wall:
         out.append(f"- wall time per simulation: {min(wall):.1f} to {max(wall):.1f} s "

@@ -83,6 +83,45 @@ def checks(spec: dict[str, Any], raw: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+# Runs proven equal (testbed/proven_runs.py; sim/wlan/README.md). M_t reaches a run only through
+# ns-3 3.37's retry decision, WifiRemoteStationManager::NeedRetransmission (retry count < MaxSsrc, or
+# MaxSlrc; the only reader of either), and every "give up" it returns is followed by
+# MacTxFinalDataFailed or MacTxFinalRtsFailed, which run_final_failed counts over the whole run. A run
+# with none decided "retransmit" every time; under a larger M_t each of those decisions (count <
+# M_t) is again "retransmit", so that run is this one, event for event. The association phase uses
+# 7 attempts in every cell (M_t applies from trafficStart), so it is the same in both.
+M_T_FIELDS = ("maxTxAttempts", "ns3_max_ssrc")
+
+
+def proving_scenarios(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    """The scenarios whose run, when its raw output shows proof(), is this scenario's run: the same
+    with a smaller M_t, the largest first."""
+    mt = int(scenario["max_tx_attempts"])
+    return [{**scenario, "max_tx_attempts": m} for m in range(mt - 1, 0, -1)]
+
+
+def proof(raw: dict[str, Any]) -> str | None:
+    """The proof a run's raw output gives, as recorded; None when it gives none."""
+    if raw.get("run_final_failed") != 0 or not isinstance(raw.get("maxTxAttempts"), int):
+        return None
+    return (f"run_final_failed = 0 at M_t = {raw['maxTxAttempts']}: no frame was given up in the whole run, so "
+            "every retry decision was 'retransmit', as it is under any larger M_t")
+
+
+def carried_over(raw: dict[str, Any], scenario: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """This scenario's raw output, from the proven run's: the same but for the fields that name M_t
+    (the limit set on every station manager is the scenario's); and {field: [before, after]}."""
+    mt = int(scenario["max_tx_attempts"])
+    rewritten = {k: [raw[k], mt] for k in M_T_FIELDS if k in raw}
+    return {**raw, **{k: mt for k in rewritten}}, rewritten
+
+
+def priority(scenario: dict[str, Any]) -> int:
+    """The workflow runs smaller M_t first (rule trial's priority), so that a run which can prove a
+    larger M_t's has finished when that one's turn comes."""
+    return -int(scenario["max_tx_attempts"])
+
+
 def flows(scenario: dict[str, Any]) -> list[dict[str, Any]]:
     """The flows as the model numbers them: station k carries flow k, downlink receivers first."""
     down, up = int(scenario["down"]), int(scenario["up"])

@@ -68,6 +68,12 @@
 //       phy_x_tx_cts (frames put on the air by type),
 //     phy_x_data_modes (of unicast data frames), phy_x_ack_modes (e.g. "DsssRate11Mbps:1234"),
 //     phy_x_long_preamble, phy_x_short_preamble (frames by PLCP preamble)
+//   run_final_failed (not windowed: MacTxFinalDataFailed + MacTxFinalRtsFailed on every wifi device
+//     over the whole run, association included). Every retry decision ns-3 3.37 makes
+//     (WifiRemoteStationManager::NeedRetransmission, the only reader of MaxSsrc/MaxSlrc) that says
+//     "give up" is followed by one of those two traces, so 0 means every decision of the run was
+//     "retransmit": the same run under a larger M_t takes the same decisions and is this run
+//     (sim/wlan/README.md, "Runs proven equal").
 //   mac_tx_failed_prob = (ap+sta tx_failed) / (ap+sta tx_data frames): collision probability seen
 //     by unicast data frames
 // ---------------------------------------------------------------------------------------------
@@ -278,6 +284,14 @@ OnTxDataFailed(MacCounters* c, Mac48Address)
     {
         c->txFailed++;
     }
+}
+
+uint64_t g_runFinalFailed = 0;   // every give-up of the run, windowed or not (run_final_failed)
+
+void
+OnRunFinalFailed(Mac48Address)
+{
+    g_runFinalFailed++;
 }
 
 void
@@ -984,6 +998,10 @@ HookWifi(Ptr<NetDevice> dev, MacCounters* c, bool isSta)
         "MacTxDataFailed", MakeBoundCallback(&OnTxDataFailed, c));
     wd->GetRemoteStationManager()->TraceConnectWithoutContext(
         "MacTxFinalDataFailed", MakeBoundCallback(&OnFinalDataFailed, c));
+    wd->GetRemoteStationManager()->TraceConnectWithoutContext("MacTxFinalDataFailed",
+                                                              MakeCallback(&OnRunFinalFailed));
+    wd->GetRemoteStationManager()->TraceConnectWithoutContext("MacTxFinalRtsFailed",
+                                                              MakeCallback(&OnRunFinalFailed));
     wd->GetPhy()->TraceConnectWithoutContext("MonitorSnifferTx",
                                              MakeBoundCallback(&OnSnifferTx, c));
     if (isSta)
@@ -1262,6 +1280,7 @@ WriteOutput(const Params& p,
     EmitQueues(j, p);
     EmitMac(j, "ap", g_macAp);
     EmitMac(j, "sta", g_macSta);
+    j.Int("run_final_failed", g_runFinalFailed);
     uint64_t dataFrames = g_macAp.phyData + g_macSta.phyData;
     j.Num("mac_tx_failed_prob",
           dataFrames ? double(g_macAp.txFailed + g_macSta.txFailed) / dataFrames : NAN);

@@ -227,3 +227,46 @@ def test_a_second_run_of_a_trial_waits_and_keeps_the_one_the_first_finished(tmp_
     made = json.loads((out / "provenance.json").read_text())
     assert "model:" in (out / "trial.log").read_text() and made["rng"]["run"] == 1
     assert sorted(p.name for p in out.parent.iterdir()) == [".trial-1.lock", "trial-1"]
+
+
+def test_a_run_proven_equal_to_a_finished_one_is_taken_from_it_and_equals_its_simulation(tmp_path: Path) -> None:
+    """testbed/proven_runs.py: a trial whose smaller-M_t twin (same RNG run) gave up no frame in the
+    whole run is that run, not simulated again; simulated anyway, it gives the same output field for
+    field. A smaller M_t whose run gave up frames proves nothing: the larger one is simulated."""
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    text = (PAPERS / "wlanshort.yaml").read_text().replace("paper: wlanshort", "paper: wlanmt")
+    text = text.replace("  down: 2\n  up: 2\n", "  down: 1\n  up: 1\n").replace(
+        "max_tx_attempts: 4", 'max_tx_attempts: "${mt}"')
+    text = text.replace("  sched: [fifo, dataack]\n", "  sched: [fifo]\n  mt: [3, 4, 5]\n").replace(
+        'cell_id: "dl2-ul2-${sched}"', 'cell_id: "dl1-ul1-${sched}-mt${mt}"')
+    (papers / "wlanmt.yaml").write_text(text)
+    root = tmp_path / "results" / "wlanmt"
+    out = {mt: root / f"dl1-ul1-fifo-mt{mt}" / "trial-1" for mt in (3, 4, 5)}
+    for mt in (3, 4, 5):
+        proc = trial(out[mt], f"dl1-ul1-fifo-mt{mt}", papers, "wlanmt")
+        assert proc.returncode == 0, proc.stderr
+    raw = {mt: json.loads((out[mt] / "wlan.json").read_text()) for mt in out}
+    prov = {mt: json.loads((out[mt] / "provenance.json").read_text()) for mt in out}
+    # M_t = 3 gave frames up (so proves nothing about M_t = 4, which ran); M_t = 4 gave up none
+    assert raw[3]["run_final_failed"] > 0 and "derived" not in prov[3] and "derived" not in prov[4]
+    assert raw[4]["run_final_failed"] == 0 and raw[4] != {**raw[3], "maxTxAttempts": 4, "ns3_max_ssrc": 4}
+    derived = prov[5]["derived"]
+    assert derived["from"] == "dl1-ul1-fifo-mt4/trial-1" and derived["rewritten"] == {
+        "maxTxAttempts": [4, 5], "ns3_max_ssrc": [4, 5]}
+    assert derived["raw_sha256"] == hashlib.sha256((out[4] / "wlan.json").read_bytes()).hexdigest()
+    assert raw[5] == {**raw[4], "maxTxAttempts": 5, "ns3_max_ssrc": 5}
+    validate(prov[5], "provenance")
+    assert json.loads((out[5] / "summary.json").read_text())["valid"]
+    assert "--maxTxAttempts=5" in prov[5]["command"] and prov[5]["timing"]["simulator_run_s"] is None
+    # the proof checked: M_t = 5 simulated gives what was taken, every field but the run's wall time
+    simulated = tmp_path / "simulated" / "wlanmt" / "dl1-ul1-fifo-mt5" / "trial-1"
+    env = {**os.environ, "TCPREPRO_PAPER_DIR": str(papers), "TCPREPRO_SIMULATE_ALL": "1"}
+    proc = subprocess.run([sys.executable, "-m", "tcprepro", "trial", "--paper", "wlanmt", "--cell",
+                           "dl1-ul1-fifo-mt5", "--trial", "1", "--profile", "smoke", "--out", str(simulated)],
+                          cwd=CHECKOUT, env=env, text=True, capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "derived" not in json.loads((simulated / "provenance.json").read_text())
+    ran = json.loads((simulated / "wlan.json").read_text())
+    assert {k: v for k, v in ran.items() if k != "wall_clock_s"} == {
+        k: v for k, v in raw[5].items() if k != "wall_clock_s"}
