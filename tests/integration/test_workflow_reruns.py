@@ -4,6 +4,7 @@ figures (their digest is a rule parameter), never the trials. Runs the short sim
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -250,3 +251,29 @@ def _group_alive(pgid: int) -> bool:
             if int(group) == pgid and state != "Z":
                 return True
     return False
+
+
+def test_the_workflow_runs_smaller_m_t_first_so_a_proven_run_is_not_simulated_again(tmp_path: Path) -> None:
+    """Rule trial's priority (sim/wlan/model.py `priority`): on one core, the M_t = 3, 4, 5 trials of
+    one RNG run are started smallest first whatever order they are asked in, so M_t = 5 finds the
+    M_t = 4 run, which gave up no frame, finished and is taken from it (testbed/proven_runs.py)."""
+    papers, results = tmp_path / "papers", tmp_path / "results"
+    papers.mkdir()
+    text = (PAPERS / "wlanshort.yaml").read_text().replace("paper: wlanshort", "paper: wlanmt")
+    text = text.replace("  down: 2\n  up: 2\n", "  down: 1\n  up: 1\n").replace(
+        "max_tx_attempts: 4", 'max_tx_attempts: "${mt}"')
+    text = text.replace("  sched: [fifo, dataack]\n", "  sched: [fifo]\n  mt: [3, 4, 5]\n").replace(
+        'cell_id: "dl2-ul2-${sched}"', 'cell_id: "dl1-ul1-${sched}-mt${mt}"')
+    (papers / "wlanmt.yaml").write_text(text)
+    out = {mt: results / "smoke" / "wlanmt" / f"dl1-ul1-fifo-mt{mt}" / "trial-1" for mt in (3, 4, 5)}
+    cmd = [SNAKEMAKE, "--cores", "1", "--directory", str(CHECKOUT), "--snakefile", str(CHECKOUT / "Snakefile"),
+           *(str(out[mt]) for mt in (5, 4, 3)),
+           "--config", "papers=[wlanmt]", f"results={results}", f"figures={tmp_path / 'figures'}", "profile=smoke"]
+    proc = subprocess.run(cmd, env={**os.environ, "TCPREPRO_PAPER_DIR": str(papers)}, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    started = [int(m) for m in re.findall(r"cell=dl1-ul1-fifo-mt(\d), k=1", proc.stdout + proc.stderr)]
+    assert started == [3, 4, 5], started
+    derived = json.loads((out[5] / "provenance.json").read_text()).get("derived")
+    assert derived is not None and derived["from"] == "dl1-ul1-fifo-mt4/trial-1"
+    assert "derived" not in json.loads((out[4] / "provenance.json").read_text())
