@@ -108,3 +108,22 @@ def test_results_outside_the_shared_folder_are_refused(paper_env, nothing_left_b
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "the one results folder the VM shares" in proc.stderr and "results=results/" in proc.stderr
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_open_vswitch_forwards_in_the_vms_kernel_datapath(vm_results, paper_env, nothing_left_behind):
+    """The switch as an open choice on the VM lane: Debian's ovs-vswitchd (standalone, no controller)
+    over the pinned kernel's openvswitch module, as on the virtual-time lane. The traffic crosses
+    each switch's kernel datapath (flows installed after the first packets' upcalls); whether the
+    trial's timing checks pass depends on the host's load, as for any real-time trial."""
+    out = vm_results / "vmswitch" / "cubic-rtt50-f1-ovs" / "trial-1"
+    env = {**paper_env, "TCPREPRO_KERNEL": "vm", "TCPREPRO_MAX_ATTEMPTS": "1"}
+    proc = subprocess.run(trial_cmd("vmswitch", "cubic-rtt50-f1-ovs", out), env=env, capture_output=True, text=True,
+                          timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["kernel"]["where"] == "vm"
+    switches = prov["switch"]
+    assert sorted(switches) == ["bl", "br"], switches
+    for name, sw in switches.items():
+        assert sw["kind"] == "ovs" and sw["fail_mode"] == "standalone" and sw["datapath"] == "system@ovs-system"
+        assert sw["hit"] > 1000 and 0 < sw["missed"] < sw["hit"] / 10, (name, sw)
