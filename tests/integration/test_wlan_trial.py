@@ -233,14 +233,7 @@ def test_a_run_proven_equal_to_a_finished_one_is_taken_from_it_and_equals_its_si
     """testbed/proven_runs.py: a trial whose smaller-M_t twin (same RNG run) gave up no frame in the
     whole run is that run, not simulated again; simulated anyway, it gives the same output field for
     field. A smaller M_t whose run gave up frames proves nothing: the larger one is simulated."""
-    papers = tmp_path / "papers"
-    papers.mkdir()
-    text = (PAPERS / "wlanshort.yaml").read_text().replace("paper: wlanshort", "paper: wlanmt")
-    text = text.replace("  down: 2\n  up: 2\n", "  down: 1\n  up: 1\n").replace(
-        "max_tx_attempts: 4", 'max_tx_attempts: "${mt}"')
-    text = text.replace("  sched: [fifo, dataack]\n", "  sched: [fifo]\n  mt: [3, 4, 5]\n").replace(
-        'cell_id: "dl2-ul2-${sched}"', 'cell_id: "dl1-ul1-${sched}-mt${mt}"')
-    (papers / "wlanmt.yaml").write_text(text)
+    papers = PAPERS
     root = tmp_path / "results" / "wlanmt"
     out = {mt: root / f"dl1-ul1-fifo-mt{mt}" / "trial-1" for mt in (3, 4, 5)}
     for mt in (3, 4, 5):

@@ -257,14 +257,7 @@ def test_the_workflow_runs_smaller_m_t_first_so_a_proven_run_is_not_simulated_ag
     """Rule trial's priority (sim/wlan/model.py `priority`): on one core, the M_t = 3, 4, 5 trials of
     one RNG run are started smallest first whatever order they are asked in, so M_t = 5 finds the
     M_t = 4 run, which gave up no frame, finished and is taken from it (testbed/proven_runs.py)."""
-    papers, results = tmp_path / "papers", tmp_path / "results"
-    papers.mkdir()
-    text = (PAPERS / "wlanshort.yaml").read_text().replace("paper: wlanshort", "paper: wlanmt")
-    text = text.replace("  down: 2\n  up: 2\n", "  down: 1\n  up: 1\n").replace(
-        "max_tx_attempts: 4", 'max_tx_attempts: "${mt}"')
-    text = text.replace("  sched: [fifo, dataack]\n", "  sched: [fifo]\n  mt: [3, 4, 5]\n").replace(
-        'cell_id: "dl2-ul2-${sched}"', 'cell_id: "dl1-ul1-${sched}-mt${mt}"')
-    (papers / "wlanmt.yaml").write_text(text)
+    papers, results = PAPERS, tmp_path / "results"
     out = {mt: results / "smoke" / "wlanmt" / f"dl1-ul1-fifo-mt{mt}" / "trial-1" for mt in (3, 4, 5)}
     cmd = [SNAKEMAKE, "--cores", "1", "--directory", str(CHECKOUT), "--snakefile", str(CHECKOUT / "Snakefile"),
            *(str(out[mt]) for mt in (5, 4, 3)),
