@@ -30,7 +30,11 @@ from configuration import CHECKOUT
 NS3_LIBS = ("wifi", "csma", "bridge", "internet", "applications", "mobility", "traffic-control", "network", "core")
 NS3_HEADER = Path("/usr/include/ns3/wifi-module.h")
 NS3_VERSION_HEADER = Path("/usr/include/ns3/version-defines.h")
-FIX = "make deps (Debian packages g++ and libns3-dev; `apt-get install g++ libns3-dev` as root)"
+# The model allocates a packet, a tag list and a few events per frame: tcmalloc's thread caches do
+# that for less than glibc's malloc (docs/measurements.md). No result reads an address.
+ALLOCATOR = "libtcmalloc_minimal.so.4"
+FIX = ("make deps (Debian packages g++, libns3-dev and libtcmalloc-minimal4; "
+       "`apt-get install g++ libns3-dev libtcmalloc-minimal4` as root)")
 
 
 class BuildError(RuntimeError):
@@ -124,6 +128,8 @@ def prerequisites() -> tuple[str, str]:
         found = _first_line(["g++", "-print-file-name=libns3-wifi.so"])
         if not found.startswith("/"):
             missing.append("the ns-3 libraries (libns3-wifi.so not found by g++)")
+        if not _first_line(["g++", f"-print-file-name={ALLOCATOR}"]).startswith("/"):
+            missing.append(f"tcmalloc ({ALLOCATOR} not found by g++)")
     if missing:
         raise BuildError(f"cannot compile the ns-3 model: missing {', '.join(missing)}. Fix: {FIX}")
     package = _first_line(["dpkg-query", "-W", "-f", "libns3-dev ${Version}\n", "libns3-dev"])
@@ -136,7 +142,7 @@ def prerequisites() -> tuple[str, str]:
 def compile_command(m: Model, out: Path) -> list[str]:
     main = m.source_paths[0]
     return ["g++", "-O2", "-std=c++17", str(main.relative_to(CHECKOUT)), "-o", str(out.relative_to(CHECKOUT)),
-            *(f"-lns3-{lib}" for lib in NS3_LIBS)]
+            *(f"-lns3-{lib}" for lib in NS3_LIBS), "-Wl,--no-as-needed", f"-l:{ALLOCATOR}"]
 
 
 def _sha256_file(path: Path) -> str:

@@ -156,6 +156,30 @@ def test_equivalence_rerun_finds_the_recorded_output_or_the_field_that_differs(t
     assert changed.differing == [("down_rx_bytes", raw["down_rx_bytes"], raw["down_rx_bytes"] - 1448)]
 
 
+def test_every_event_scheduler_gives_the_same_run_and_an_unknown_one_is_named(tmp_path: Path) -> None:
+    """The model runs on the calendar queue because it is the cheapest (docs/measurements.md), on the
+    claim that every ns-3 scheduler orders events alike (time, then scheduling order): a contended
+    run (2 down, 2 up, the DATA/ACK scheduler, retries) under each of ns-3's schedulers must give
+    every recorded field but the wall clock equal."""
+    binary = build.ensure("wlan_dcf", log=False).path
+    args = ["--down=2", "--up=2", "--sched=dataack", "--maxTxAttempts=3", "--apQueue=25", "--duration=12",
+            "--warmup=2", "--run=3", "--out=."]
+    outputs = {}
+    for scheduler in ("", "ns3::MapScheduler", "ns3::HeapScheduler", "ns3::ListScheduler"):
+        folder = tmp_path / (scheduler.removeprefix("ns3::") or "default")
+        folder.mkdir()
+        argv = [str(binary), *args, *([f"--scheduler={scheduler}"] if scheduler else [])]
+        proc = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        raw = json.loads((folder / "wlan.json").read_text())
+        assert raw["mac_ap_tx_failed"] > 0 and raw["ap_qdisc_drop_data"] + raw["ap_qdisc_drop_ack"] > 0
+        outputs[scheduler] = {k: v for k, v in raw.items() if k != "wall_clock_s"}
+    assert all(out == outputs[""] for out in outputs.values())
+    bad = subprocess.run([str(binary), "--scheduler=ns3::TcpCubic", "--duration=2", "--warmup=1", "--out=."],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "unknown event scheduler ns3::TcpCubic" in bad.stderr
+
+
 def test_a_results_folder_with_a_space_gets_the_whole_trial_and_nothing_outside(tmp_path: Path) -> None:
     """ns-3's CommandLine keeps a string only up to its first space: the model runs in its trial's
     folder, so `--out` holds no path (testbed/simulate.py)."""
