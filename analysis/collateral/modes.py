@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from analysis import claims_input
 from analysis.aggregate import with_trial_metrics
 from analysis.epochs import congestion_events
 from analysis.metrics import probe_for_flow
@@ -28,11 +29,18 @@ def metric_name(window_s: float) -> str:
     return f"newreno_mode_share_{window_s:g}s"
 
 
-@functools.cache
-def flow_events(trial: Path) -> tuple[tuple[float, ...], ...]:
-    """The congestion event times (s) of each TCP flow of a trial, from its cwnd trace. Read once per
-    process: the mode share and the paper's trial-length rule (verdict.md) both use them."""
+def flow_events(trial: Path) -> tuple[tuple[float, ...], ...] | None:
+    """The congestion event times (s) of each TCP flow of a trial, from its cwnd trace; a compact
+    twin's from its claims-input.json (analysis/claims_input.py); None without either. Read once per
+    trial and process: the mode share and the paper's trial-length rule (verdict.md) both use them."""
+    return _flow_events(trial.resolve())
 
+
+@functools.cache
+def _flow_events(trial: Path) -> tuple[tuple[float, ...], ...] | None:
+    if not claims_input.has_raw(trial):
+        stored = claims_input.stored(trial, "flow_events")
+        return None if stored is None else tuple(tuple(float(t) for t in e) for e in stored)
     prov = json.loads((trial / "provenance.json").read_text())
     frame = read_tcp_probe(trial / "tcp_probe.trace").frame
     out = []
@@ -66,7 +74,8 @@ def with_mode_share(results: Path, cells: dict[str, dict[str, Any]], windows: Se
 
     def shares(trial: Path) -> dict[str, float]:
         events = flow_events(trial)
-        return {metric_name(w): s for w in windows if (s := mode_share(events, w)) is not None}
+        return {} if events is None else \
+            {metric_name(w): s for w in windows if (s := mode_share(events, w)) is not None}
 
-    return with_trial_metrics(results, cells, ("provenance.json", "tcp_probe.trace"), shares,
+    return with_trial_metrics(results, cells, ("provenance.json",), shares,
                               only=lambda cell_id: (params.get(cell_id) or {}).get("cc") == "htcp")

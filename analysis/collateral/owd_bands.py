@@ -17,9 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from analysis import claims_input
 from analysis.aggregate import with_trial_metrics
 from analysis.parsers import read_voip
 from analysis.summarize import measurement_window, voip_in_window
+from configuration.load import CONFIG_DIR
+from experiments import load_paper
 
 # (low, high) in ms; high None: up to the trial's largest OWD, where the CDF reaches 1.
 Band = tuple[float, float | None]
@@ -75,15 +78,27 @@ def claim_bands(claims: Iterable[dict[str, Any]]) -> list[Band]:
     return out
 
 
+def band_densities(trial: Path, bands: Sequence[Band]) -> dict[str, float]:
+    """{metric name: density} of each band the trial's packets enter; a compact twin's (no raw
+    traces) from its claims-input.json (analysis/claims_input.py), for the bands it holds."""
+    if not claims_input.has_raw(trial):
+        stored = claims_input.stored(trial, "owd_band_densities") or {}
+        return {metric_name(b): float(stored[metric_name(b)]) for b in bands if metric_name(b) in stored}
+    owd = owd_samples(trial)
+    return {metric_name(b): d for b in bands if (d := density(owd, b)) is not None}
+
+
+def claim_densities(trial: Path) -> dict[str, float]:
+    """band_densities over every band the paper's claims name (config/collateral.yaml)."""
+    claims = load_paper(CONFIG_DIR / "collateral.yaml").data["reference"]["claims"]
+    return band_densities(trial, claim_bands(claims))
+
+
 def with_band_metrics(results: Path, cells: dict[str, dict[str, Any]],
                       bands: Sequence[Band]) -> dict[str, dict[str, Any]]:
     """The cells with each band's density merged into their `metrics` (per valid trial, then the
     papers' trimmed mean)."""
     if not bands:
         return cells
-
-    def densities(trial: Path) -> dict[str, float]:
-        owd = owd_samples(trial)
-        return {metric_name(b): d for b in bands if (d := density(owd, b)) is not None}
-
-    return with_trial_metrics(results, cells, ("spec.json", "provenance.json"), densities)
+    return with_trial_metrics(results, cells, ("spec.json", "provenance.json"),
+                              lambda trial: band_densities(trial, bands))

@@ -42,7 +42,7 @@ def _mean_cwnd(run: Run, cell_id: str) -> str:
 
 def trial_epochs(trial: Path) -> list[int]:
     """Congestion epochs (event to event) of each TCP flow of a trial, from its cwnd trace."""
-    return [max(0, len(events) - 1) for events in modes.flow_events(trial)]
+    return [max(0, len(events) - 1) for events in modes.flow_events(trial) or ()]
 
 
 def _epochs(run: Run) -> tuple[list[str], int]:

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis import claims_input
 from analysis.aggregate import trimmed_stats
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_qdisc, read_tcp_probe
@@ -372,12 +373,21 @@ def load_series(trial: Path | str, bin_s: float = BIN_S) -> TrialSeries:
 
 
 def trial_metrics_cached(trial: Path) -> dict[str, float]:
-    """trial_metrics of a finished trial, kept beside its summary (raw traces take seconds to parse)."""
+    """trial_metrics of a finished trial, kept beside its summary (raw traces take seconds to parse);
+    a compact twin's (no raw traces) from its claims-input.json (analysis/claims_input.py), which
+    holds what this function gave when the trial was packed."""
     cache, summary = trial / CACHE, trial / "summary.json"
     if cache.exists() and cache.stat().st_mtime >= summary.stat().st_mtime:
         doc = json.loads(cache.read_text())
         if doc.get("version") == CACHE_VERSION:
             return doc["metrics"]
+    if not claims_input.has_raw(trial):
+        stored = claims_input.stored(trial, "metrics")
+        if stored is None:
+            raise claims_input.ClaimsInputError(
+                f"{trial}: neither {claims_input.RAW_MARK} nor the metrics of a {claims_input.FILE}; restore "
+                "the trial from its archive (`make restore`) or measure it again")
+        return {k: float(v) for k, v in stored.items()}
     metrics = trial_metrics(load_series(trial))
     cache.write_text(json.dumps({"version": CACHE_VERSION, "metrics": metrics}, indent=1) + "\n")
     return metrics

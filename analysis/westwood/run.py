@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis import claims_input
 from analysis.aggregate import trimmed_stats
 from analysis.metrics import probe_for_flow
 from analysis.parsers import read_iperf, read_tcp_probe
@@ -67,24 +68,28 @@ def series(trial: Path) -> Series:
 
 def cwnd_range(trial: Path) -> float | None:
     """The report's oscillation, "the difference between the highest and the lowest value in a
-    single experiment": cwnd's max - min (packets) over the flow's whole tcp_probe series; None
-    without the trial's trace. Read once per trial and process: the robustness overlays
-    (analysis/robustness.py) reach one trial under several names."""
+    single experiment": cwnd's max - min (packets) over the flow's whole tcp_probe series; a compact
+    twin's from its claims-input.json (analysis/claims_input.py); None without either. Read once per
+    trial and process: the robustness overlays (analysis/robustness.py) reach one trial under
+    several names."""
     return _cwnd_range(trial.resolve())
 
 
 @functools.cache
 def _cwnd_range(trial: Path) -> float | None:
-    if not (trial / "tcp_probe.trace").exists() or not (trial / "provenance.json").exists():
+    if not claims_input.has_raw(trial):
+        value = claims_input.stored(trial, "cwnd_range")
+        return None if value is None else float(value)
+    if not (trial / "provenance.json").exists():
         return None
     cwnd = series(trial).cwnd
     return float(cwnd.max() - cwnd.min()) if len(cwnd) else None
 
 
 def add_cwnd_range(cells: dict[str, dict[str, Any]], results: Path) -> None:
-    """Each cell's `ww.CWND_RANGE` per valid trial, from the archived raw series, aggregated as
-    cell.json aggregates a summary metric (trials, values, trimmed statistics); a cell that
-    already has it, or whose trials have no trace, is left as it is."""
+    """Each cell's `ww.CWND_RANGE` per valid trial (`cwnd_range`), aggregated as cell.json
+    aggregates a summary metric (trials, values, trimmed statistics); a cell that already has it,
+    or whose trials have neither a trace nor a claims input, is left as it is."""
     for cell_id, cell in cells.items():
         metrics = cell.setdefault("metrics", {})
         if ww.CWND_RANGE in metrics:
