@@ -14,7 +14,9 @@ again (the archive is replaced, not kept beside a different trial of the same na
 Archives are deterministic (sorted members, the files' own mtimes, no owner names): packing the same
 trial twice gives the same bytes, so git sees no change. tcp_probe traces and qdisc samples are stored
 in lossless column forms (archive/stored_forms.py) that compress 2-3 times smaller; archives
-written before them restore as they are.
+written before them restore as they are. An open choice's twin of a measured paper is archived
+compactly (archive/compact.py): its files but the raw traces, and the values its claims read of them;
+the manifest lists what the archive holds. A twin archived whole before stays whole.
 """
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archive import stored_forms
+from analysis import claims_input
+from archive import compact, stored_forms
 from configuration import CHECKOUT
 from configuration.load import CELL_ID
 from experiments import load_paper
@@ -57,6 +60,7 @@ class Outcome:
     """What one pack or restore did, trial by trial ("cell/trial-k")."""
 
     done: list[str] = field(default_factory=list)
+    compact: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     kept_local: list[str] = field(default_factory=list)
@@ -64,6 +68,9 @@ class Outcome:
 
     def render(self, verb: str) -> str:
         parts = [f"{len(self.done)} {verb}"]
+        if self.compact:
+            parts.append(f"{len(self.compact)} of them twins, archived compactly (what their claims read, not "
+                         "their raw traces: archive/compact.py)")
         if self.replaced:
             parts.append(f"{len(self.replaced)} replaced (run again since): {', '.join(self.replaced)}")
         parts.append(f"{len(self.unchanged)} already there")
@@ -138,21 +145,23 @@ def _write_atomically(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def tar_bytes(trial: Path) -> bytes:
-    """The trial's files as a deterministic xz-compressed tar (members: files only, relative paths).
+def tar_bytes(trial: Path, files: dict[str, bytes] | None = None) -> bytes:
+    """The trial's files (or `files`, {name: bytes}: a compact twin's, archive/compact.py) as a
+    deterministic xz-compressed tar (members: files only, relative paths; a file the trial folder
+    lacks takes its summary's mtime).
 
     tcp_probe traces and qdisc samples go in as their lossless column forms (archive/stored_forms.py,
     member name + ".columns"); every other file as it is.
     """
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for name in trial_files(trial):
+        for name in sorted(files) if files is not None else trial_files(trial):
             p = trial / name
-            body = p.read_bytes()
+            body = p.read_bytes() if files is None else files[name]
             form = stored_forms.to_form(name, body)
             info = tarfile.TarInfo(name if form is None else name + stored_forms.SUFFIX)
             info.size = len(body if form is None else form)
-            info.mtime = int(p.stat().st_mtime)
+            info.mtime = int((p if p.exists() else trial / "summary.json").stat().st_mtime)
             info.mode = 0o644
             tar.addfile(info, io.BytesIO(body if form is None else form))
     return lzma.compress(raw.getvalue(), preset=9 | lzma.PRESET_EXTREME)
@@ -177,13 +186,21 @@ def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Pat
             if key in manifest and target.exists() and target.stat().st_mtime >= _newest(trial):
                 outcome.unchanged.append(key)
                 continue
-            now = digests(trial)
-            if _kept(manifest.get(key)) == now and target.exists():
+            listed, now, files = _kept(manifest.get(key)), digests(trial), None
+            if listed == now and target.exists():     # as archived (whole, or a compact twin restored)
                 outcome.unchanged.append(key)
                 continue
+            if compact.applies(paper, trial.parent.name):
+                files = _compact_files(paper, trial)
+                now = now if files is None else {n: _sha256(b) for n, b in files.items()}
+                if listed == now and target.exists():
+                    outcome.unchanged.append(key)
+                    continue
             (outcome.replaced if key in manifest else outcome.done).append(key)
+            if files is not None:
+                outcome.compact.append(key)
             target.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomically(target, tar_bytes(trial))
+            _write_atomically(target, tar_bytes(trial, files))
             manifest[key] = now
             # written after each trial: an interrupted pack leaves a manifest that matches its archives
             _write_atomically(dst / MANIFEST, (json.dumps(dict(sorted(manifest.items())), indent=1) + "\n").encode())
@@ -191,12 +208,55 @@ def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Pat
     return out
 
 
-def _unpack(archive: Path, expected: dict[str, str], into: Path) -> None:
-    """Extract one trial archive into `into` (created), checking every file against the manifest."""
+def _compact_files(paper: str, trial: Path) -> dict[str, bytes] | None:
+    """compact.files of a trial, a failure to compute its claims input named with the trial."""
+    try:
+        return compact.files(paper, trial, trial_files(trial))
+    except (claims_input.ClaimsInputError, OSError, KeyError, ValueError) as exc:
+        raise ArchiveError(f"{trial}: its claims input (archive/compact.py) cannot be computed ({exc!r}); nothing "
+                           "packed for it. Fix: check the trial (its trial.log), or measure it again") from exc
+
+
+def _as_archived(paper: str, trial: Path, listed: dict[str, str] | None) -> bool:
+    """Whether a trial folder is the trial an archive holds: its files, or, for a compact archive, the
+    compact form of its files."""
+    if listed is None:
+        return False
+    if digests(trial) == listed:
+        return True
+    if not compact.is_compact(listed) or not compact.applies(paper, trial.parent.name):
+        return False
+    try:
+        files = _compact_files(paper, trial)
+    except ArchiveError:
+        return False
+    return files is not None and {n: _sha256(b) for n, b in files.items()} == listed
+
+
+def _checked_claims_input(archive: Path, key: str, body: bytes) -> None:
+    """A compact archive's claims-input.json names its trial and holds values (its hash matched)."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        doc = None
+    cell, _, trial = key.partition("/")
+    ok = isinstance(doc, dict) and doc.get("schema") == claims_input.SCHEMA and isinstance(doc.get("values"), dict)
+    if not ok or doc.get("cell") != cell or f"trial-{doc.get('trial')}" != trial:
+        raise ArchiveError(f"{archive}: its {compact.FILE} is not the {claims_input.SCHEMA} document of {key}; "
+                           f"restore the archive and its manifest with `git checkout -- {archive} "
+                           f"{archive.parent.parent / MANIFEST}`, or measure the trial again")
+
+
+def _unpack(archive: Path, expected: dict[str, str], into: Path, key: str) -> None:
+    """Extract trial `key`'s archive into `into` (created), checking every file against the manifest."""
     try:
         with tarfile.open(archive, mode="r:xz") as tar:
             members = tar.getmembers()
             names = sorted(stored_forms.member_file(m.name) for m in members)
+            if compact.is_compact(expected) and not compact.is_compact(names):
+                raise ArchiveError(f"{archive}: a compact twin's archive without its {compact.FILE} (the values its "
+                                   "claims read; its manifest lists it): its claims cannot be judged. Fix: `git "
+                                   f"checkout -- {archive}`, or measure the trial again")
             if names != sorted(expected):
                 raise ArchiveError(f"{archive}: holds {names}, its manifest lists {sorted(expected)}")
             into.mkdir(parents=True)
@@ -209,7 +269,10 @@ def _unpack(archive: Path, expected: dict[str, str], into: Path) -> None:
                 body, name = fh.read(), stored_forms.member_file(m.name)
                 body = stored_forms.from_form(m.name, body)
                 if _sha256(body) != expected[name]:
-                    raise ArchiveError(f"{archive}: {name} does not match its SHA-256 in the manifest")
+                    raise ArchiveError(f"{archive}: {name} does not match its SHA-256 in the manifest; restore it "
+                                       f"with `git checkout -- {archive}`")
+                if name == compact.FILE:
+                    _checked_claims_input(archive, key, body)
                 dest = into / name
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 dest.write_bytes(body)
@@ -252,12 +315,12 @@ def restore(profile: str, papers: Iterable[str], results: Path = RESULTS,
                                    f"`git checkout -- {src}` restores the committed archive")
             final = dst / key
             if final.exists():
-                (outcome.unchanged if digests(final) == _kept(expected) else outcome.kept_local).append(key)
+                (outcome.unchanged if _as_archived(paper, final, _kept(expected)) else outcome.kept_local).append(key)
                 continue
             partial = final.with_name(final.name + ".restore.partial")
             shutil.rmtree(partial, ignore_errors=True)
             try:
-                _unpack(archive, expected, partial)
+                _unpack(archive, expected, partial, key)
                 os.replace(partial, final)
             finally:
                 shutil.rmtree(partial, ignore_errors=True)

@@ -55,6 +55,9 @@ def test_pack_then_restore_gives_the_same_files(tmp_path: Path) -> None:
     restored = arc.restore("full", ["westwood"], fresh, data)["westwood"]
     assert restored.done == packed.done
     assert (fresh / "full" / "westwood" / "cubic-t3+loss_direction.data_only" / "trial-1" / "summary.json").exists()
+    # the twin is archived compactly (tests/unit/test_compact_twins.py), the reference trials whole
+    assert packed.compact == ["cubic-t3+loss_direction.data_only/trial-1"]
+    assert not (fresh / "full" / "westwood" / "cubic-t3+loss_direction.data_only" / "trial-1" / "qdisc.csv").exists()
     for t in trials:
         back = fresh / "full" / "westwood" / "cubic-t1" / t.name
         names = sorted(p.relative_to(back).as_posix() for p in back.rglob("*") if p.is_file())
