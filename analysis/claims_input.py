@@ -7,7 +7,8 @@ analysis reads it through, computed from the raw traces when the trial holds the
 file when it does not, so a whole trial and its compact form give the same verdicts. A value records
 the module that computed it (its source's SHA-256): read under other code, it is still the value that
 code computed when the trial was packed, and the reader says so once; measuring the trial again on
-the UML lane gives the raw traces back byte for byte (docs/uml.md), and with them the new code's value.
+the kernel build its provenance names gives the raw traces back byte for byte (docs/uml.md), and
+with them the new code's value.
 """
 from __future__ import annotations
 

@@ -4,10 +4,11 @@ An open choice's twin (configuration/choices.py: a cell id holding `+`) is measu
 robustness verdicts (docs/robustness.md), and those read of a trial its summary.json and the few
 values the paper's analysis derives from the raw traces (analysis/claims_input.py). Its archive
 holds every file of the trial but the raw traces, and claims-input.json with those values and the
-SHA-256 of each trace left out. A trial of the UML lane is the same bytes on every machine image
-(docs/uml.md), so spec.json and provenance.json (the kernel, the seeds) regenerate the traces, and
-the hashes say whether they did. The robustness runs' archives have 150 MB of the repository (issue
-51): a LEDBAT twin of a 100-1000 MB transfer is 2-7 MB whole, about 6 KB compact.
+SHA-256 of each trace left out. A UML trial is a function of its spec and seeds: on the kernel
+build its provenance names it gives the same bytes in every raw series on any machine image
+(docs/uml.md), so the trial measured again regenerates the traces, and the hashes say whether it
+did. The robustness runs' archives have 150 MB of the repository (issue 51): a LEDBAT twin of a
+100-1000 MB transfer is 2-7 MB whole, about 6 KB compact.
 
 Only the measured papers' twins are compact: 802.11b's (simulated) raw output is a few KB, and a
 reference trial is archived whole, the evidence behind the committed figures.
