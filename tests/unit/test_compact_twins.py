@@ -225,3 +225,15 @@ def test_a_trial_with_neither_raw_traces_nor_claims_input_is_named(ledbat: Forms
     (bare / compact.FILE).unlink()
     with pytest.raises(claims_input.ClaimsInputError, match=r"trial-1: neither tcp_probe\.trace nor .*make restore"):
         lb.trial_metrics_cached(bare)
+
+
+def test_a_value_computed_by_other_code_is_read_and_said(westwood: Forms, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from analysis.westwood import run as wr
+    other = tmp_path / "cubic-t1+switch.ovs" / "trial-1"
+    shutil.copytree(westwood.trial("compact", WESTWOOD[0]), other)
+    doc = json.loads((other / compact.FILE).read_text())
+    doc["computed_by"]["cwnd_range"] = "analysis.westwood.run@0000000000000000"
+    (other / compact.FILE).write_text(claims_input.encode(doc).decode())
+    assert wr.cwnd_range(other) == doc["values"]["cwnd_range"]
+    assert "cwnd_range was computed by analysis.westwood.run@0000000000000000" in capsys.readouterr().err
