@@ -7,8 +7,8 @@ holds every file of the trial but the raw traces, and claims-input.json with tho
 SHA-256 of each trace left out. A UML trial is a function of its spec and seeds: on the kernel
 build its provenance names it gives the same bytes in every raw series on any machine image
 (docs/uml.md), so the trial measured again regenerates the traces, and the hashes say whether it
-did. The robustness runs' archives have 150 MB of the repository (issue 51): a LEDBAT twin of a
-100-1000 MB transfer is 2-7 MB whole, about 6 KB compact.
+did. The robustness runs may add 150 MB to the repository, and the twins archived whole take
+about 285 MB: a LEDBAT twin of a 100-1000 MB transfer is 0.5-7 MB whole, about 6 KB compact.
 
 Only the measured papers' twins are compact: 802.11b's (simulated) raw output is a few KB, and a
 reference trial is archived whole, the evidence behind the committed figures.
