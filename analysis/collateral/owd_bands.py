@@ -88,10 +88,15 @@ def band_densities(trial: Path, bands: Sequence[Band]) -> dict[str, float]:
     return {metric_name(b): d for b in bands if (d := density(owd, b)) is not None}
 
 
+@functools.cache
+def _claims_bands() -> tuple[Band, ...]:
+    """The bands the paper's claims name (config/collateral.yaml), read once per process."""
+    return tuple(claim_bands(load_paper(CONFIG_DIR / "collateral.yaml").data["reference"]["claims"]))
+
+
 def claim_densities(trial: Path) -> dict[str, float]:
-    """band_densities over every band the paper's claims name (config/collateral.yaml)."""
-    claims = load_paper(CONFIG_DIR / "collateral.yaml").data["reference"]["claims"]
-    return band_densities(trial, claim_bands(claims))
+    """band_densities over every band the paper's claims name."""
+    return band_densities(trial, _claims_bands())
 
 
 def with_band_metrics(results: Path, cells: dict[str, dict[str, Any]],
