@@ -92,6 +92,23 @@ def _read(trial: Path) -> dict[str, Any] | None:
     return doc
 
 
+def _by_other_code(doc: dict[str, Any], name: str) -> str | None:
+    """Who computed the value `name` when that is not this checkout's module (None when it is, or
+    when the file does not say)."""
+    by = str(doc.get("computed_by", {}).get(name, ""))
+    module = by.partition("@")[0]
+    return by if module and by != f"{module}@{_module_digest(module)}" else None
+
+
+def computed_elsewhere(trial: Path) -> list[str]:
+    """The values a compact trial's claims are read from that other code than this checkout's
+    computed; empty for a trial with its raw traces (this code reads those)."""
+    if has_raw(trial):
+        return []
+    doc = _read(trial.resolve())
+    return [] if doc is None else sorted(n for n in doc["values"] if _by_other_code(doc, n))
+
+
 _warned: set[tuple[Path, str]] = set()
 
 
@@ -102,11 +119,10 @@ def stored(trial: Path, name: str) -> Any:
     doc = _read(trial)
     if doc is None or name not in doc["values"]:
         return None
-    by = str(doc.get("computed_by", {}).get(name, ""))
-    module = by.partition("@")[0]
-    if module and by != f"{module}@{_module_digest(module)}" and (trial, name) not in _warned:
+    by = _by_other_code(doc, name)
+    if by and (trial, name) not in _warned:
         _warned.add((trial, name))
-        print(f"{trial / FILE}: {name} was computed by {by}, not this checkout's {module}; its raw traces "
-              "are not archived (a compact twin): measure the trial again to read it with this code",
+        print(f"{trial / FILE}: {name} was computed by {by}, not this checkout's {by.partition('@')[0]}; "
+              "its raw traces are not archived (a compact twin): measure the trial again to read it with this code",
               file=sys.stderr)
     return doc["values"][name]

@@ -10,8 +10,10 @@ not also itself: a claim that reads it sets the two readings side by side, so it
 choice, and under the alternative it is "compares both readings", neither run nor a flip.
 The file records what the cells under each alternative ran on against the reference cells they
 replace (kernel or simulator build), and the claims that read a cell whose two differ: a flip of
-one of those may be the build's; and the claims that read a stand-in with fewer valid trials than
-planned (a trial rejected by its fidelity checks), whose verdict there rests on fewer trials.
+one of those may be the build's; the claims that read a stand-in with fewer valid trials than
+planned (a trial rejected by its fidelity checks), whose verdict there rests on fewer trials; and
+the claims that read a compact stand-in whose claims input other code computed (archive/compact.py),
+whose verdict there is that code's reading of traces this checkout does not hold.
 
     python -m analysis.robustness --paper P --profile full [--results DIR] [--out FILE]
 """
@@ -27,6 +29,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
+from analysis import claims_input
 from configuration import CHECKOUT
 from configuration.choices import Alternative
 from configuration.load import CONFIG_DIR, PaperConfig
@@ -95,6 +98,20 @@ def short_of_trials(results: Path, alt: Alternative, touched: list[str]) -> dict
         doc = json.loads((results / twin / "cell.json").read_text())
         if doc.get("complete") is False:
             out[cell_id] = f"{twin} ({doc.get('n_valid', 0)}/{doc.get('expected_trials')})"
+    return out
+
+
+def packed_elsewhere(results: Path, alt: Alternative, touched: list[str]) -> dict[str, str]:
+    """{touched cell: "<stand-in> (n trials)"} for the stand-ins with compact trials (no raw traces)
+    whose claims input other code than this checkout's computed: a claim reading one is judged on
+    the values of the code that packed them, and measuring them again reads them with this code."""
+    out = {}
+    for cell_id in touched:
+        twin = alt.twins[cell_id]
+        n = sum(1 for t in sorted((results / twin).glob("trial-*"))
+                if t.is_dir() and not t.name.endswith(".partial") and claims_input.computed_elsewhere(t))
+        if n:
+            out[cell_id] = f"{twin} ({n} trial{'s' * (n != 1)})"
     return out
 
 
@@ -173,13 +190,18 @@ def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
             short_cells = short_of_trials(results, alt, measured)
             short_claims = claims_reading(cfg, results, set(short_cells), reference, paper, profile,
                                           Path(tmp) / f"{alt.key}-short")
+            packed_cells = packed_elsewhere(results, alt, measured)
+            packed_claims = claims_reading(cfg, results, set(packed_cells), reference, paper, profile,
+                                           Path(tmp) / f"{alt.key}-packed")
             alts.append({"choice": alt.choice, "alternative": alt.alternative, "reading": alt.reading,
                          "favoured": alt.favoured, "touched": len(touched), "not_measured": sorted(missing),
                          "incomplete": incomplete, "compares_both": sorted(across), "verdicts": verdicts,
                          "builds": {"measured": sorted({b for c in measured for b in memo[alt.twins[c]]}),
                                     "reference": sorted({b for c in measured for b in memo[c]})},
                          "other_build": {"cells": other, "claims": sorted(other_claims)},
-                         "short": {"cells": sorted(short_cells.values()), "claims": sorted(short_claims)}})
+                         "short": {"cells": sorted(short_cells.values()), "claims": sorted(short_claims)},
+                         "packed_elsewhere": {"cells": sorted(packed_cells.values()),
+                                              "claims": sorted(packed_claims)}})
     return {"schema": SCHEMA, "paper": paper, "profile": profile,
             "reference": {c: v for c, (v, _) in reference.items()}, "alternatives": alts}
 
@@ -222,6 +244,12 @@ def short(alt: dict[str, Any], claim: str) -> bool:
     """Whether the claim reads a cell whose stand-in under the alternative has fewer valid trials than
     planned: its verdict there rests on fewer trials than the reference's."""
     return claim in alt.get("short", {}).get("claims", ())
+
+
+def packed(alt: dict[str, Any], claim: str) -> bool:
+    """Whether the claim reads a compact stand-in whose claims input other code than this checkout's
+    computed: its verdict there is the packing code's reading of the traces."""
+    return claim in alt.get("packed_elsewhere", {}).get("claims", ())
 
 
 def key(alt: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ NOT_RUN = "not run"
 ACROSS = "n/a"
 OTHER_BUILD = "†"
 SHORT = "‡"
+PACKED = "§"
 
 
 def load(figures: Path, paper: str, profile: str) -> dict[str, Any] | None:
@@ -33,19 +34,21 @@ def cell(doc: dict[str, Any], alt: dict[str, Any], claim: str) -> str:
         return NOT_RUN
     if got == robustness.ACROSS:
         return ACROSS
-    short = SHORT if robustness.short(alt, claim) else ""
+    marks = (SHORT if robustness.short(alt, claim) else "") + (PACKED if robustness.packed(alt, claim) else "")
     if got == ref:
-        return SAME + short
-    return f"**{got}**" + (OTHER_BUILD if robustness.other_build(alt, claim) else "") + short
+        return SAME + marks
+    return f"**{got}**" + (OTHER_BUILD if robustness.other_build(alt, claim) else "") + marks
 
 
 def favoured_flips(doc: dict[str, Any]) -> dict[str, list[str]]:
     """{claim: [alternative]} for every flip under an alternative the paper's text favours at least
     as much as the reading taken: these go into README's status, not only verdict.md. An alternative
-    whose cells for the claim ran on another build than the reference's carries the mark."""
+    whose cells for the claim ran on another build than the reference's carries the mark, as does
+    one whose compact cells' claims input other code computed."""
     out: dict[str, list[str]] = {}
     for claim in doc["reference"]:
         keys = [robustness.key(a) + (OTHER_BUILD if robustness.other_build(a, claim) else "")
+                + (PACKED if robustness.packed(a, claim) else "")
                 for a in robustness.flips(doc, claim) if a["favoured"]]
         if keys:
             out[claim] = keys
@@ -98,6 +101,14 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
                 "the five planned (the others failed their fidelity checks), so its verdict there rests on "
                 "fewer trials than the reference's: "
                 + "; ".join(f"`{robustness.key(a)}`: {', '.join(a['short']['cells'])}" for a in short) + ".", ""]
+    packed = [a for a in alts if a.get("packed_elsewhere", {}).get("cells")]
+    if packed:
+        out += [f"{PACKED}: the claim reads a cell measured under the alternative that is archived compactly "
+                "(its claims input, not its raw traces) and whose claims input other code than this checkout's "
+                "computed, so its verdict there is that code's reading of the traces; measuring the cell again "
+                "reads them with this code (docs/robustness.md): "
+                + "; ".join(f"`{robustness.key(a)}`: {', '.join(a['packed_elsewhere']['cells'])}" for a in packed)
+                + ".", ""]
     flips = favoured_flips(doc)
     if flips:
         out += ["Verdicts that flip under an alternative the paper's text favours at least as much as ours: "

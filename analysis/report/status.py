@@ -72,12 +72,15 @@ def favoured_flips_line(doc: dict[str, Any] | None, claims: set[str]) -> str:
     flips = {c: k for c, k in robustness_table.favoured_flips(doc).items() if c in claims} if doc else {}
     if not flips:
         return ""
-    mark = robustness_table.OTHER_BUILD
-    other = any(k.endswith(mark) for keys in flips.values() for k in keys)
+    mark, packed = robustness_table.OTHER_BUILD, robustness_table.PACKED
+    other = any(mark in k for keys in flips.values() for k in keys)
+    by_other_code = any(packed in k for keys in flips.values() for k in keys)
     return (" Verdicts that flip under an open choice's alternative the paper's text favours at least as much "
             "as ours: " + "; ".join(f"{c} (under {', '.join(k)})" for c, k in flips.items()) + "."
             + (f" {mark}: measured on another kernel than the reference cells it replaces; the flip may be "
-               "the kernel's (verdict.md)." if other else ""))
+               "the kernel's (verdict.md)." if other else "")
+            + (f" {packed}: read from compact cells whose claims input other code than this checkout's "
+               "computed (verdict.md)." if by_other_code else ""))
 
 
 def replace(readme: str, new_block: str) -> str:

@@ -237,3 +237,26 @@ def test_a_value_computed_by_other_code_is_read_and_said(westwood: Forms, tmp_pa
     (other / compact.FILE).write_text(claims_input.encode(doc).decode())
     assert wr.cwnd_range(other) == doc["values"]["cwnd_range"]
     assert "cwnd_range was computed by analysis.westwood.run@0000000000000000" in capsys.readouterr().err
+
+
+def test_the_stand_ins_whose_claims_input_other_code_computed_are_found(westwood: Forms, tmp_path: Path) -> None:
+    """The robustness file marks a claim that reads such a cell: its verdict there is the packing
+    code's reading of traces this checkout does not hold; a whole twin is read with this code."""
+    from experiments import load_paper
+    alt = next(a for a in load_paper("westwood").alternatives if a.key == "switch.ovs")
+    cell = WESTWOOD[0].split("/")[0]
+    reference = cell.split("+")[0]
+    assert alt.twins[reference] == cell
+    for form in ("compact", "whole"):
+        shutil.copytree(westwood.trial(form, WESTWOOD[0]).parent, tmp_path / form / cell)
+    for form in ("compact", "whole"):
+        assert robustness.packed_elsewhere(tmp_path / form, alt, [reference]) == {}
+    shutil.copytree(tmp_path / "compact" / cell, tmp_path / "aged" / cell)   # files are read once per process
+    trial = tmp_path / "aged" / cell / "trial-2"
+    doc = json.loads((trial / compact.FILE).read_text())
+    doc["computed_by"]["cwnd_range"] = "analysis.westwood.run@0000000000000000"
+    (trial / compact.FILE).write_text(claims_input.encode(doc).decode())
+    assert claims_input.computed_elsewhere(trial) == ["cwnd_range"]
+    assert claims_input.computed_elsewhere(trial.with_name("trial-1")) == []
+    assert robustness.packed_elsewhere(tmp_path / "aged", alt, [reference]) == {reference: f"{cell} (1 trial)"}
+    assert claims_input.computed_elsewhere(tmp_path / "whole" / cell / "trial-2") == []

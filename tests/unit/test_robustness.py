@@ -164,3 +164,15 @@ def test_a_verdict_read_from_a_stand_in_short_of_trials_is_marked_as_such(tmp_pa
     assert "| b | not reproduced | **partly**‡ | depends on queue |" in table
     assert "| c | partly | not run | not yet run under 1 of 1 |" in table  # nothing read: nothing marked
     assert any("`queue.q100`: x-twin (3/5)" in line for line in table)
+
+
+def test_a_verdict_read_from_compact_cells_other_code_packed_is_marked_as_such():
+    d = doc(queue_q100=(True, {"a": "reproduced", "b": "partly", "c": "not evaluated"}))
+    d["alternatives"][0]["packed_elsewhere"] = {"cells": ["x-twin (2 trials)"], "claims": ["a", "b", "c"]}
+    table = robustness_table.lines(d)
+    assert "| a | reproduced | =§ | robust |" in table                 # the same verdict, from old code's values
+    assert "| b | not reproduced | **partly**§ | depends on queue |" in table
+    assert "| c | partly | not run | not yet run under 1 of 1 |" in table  # nothing read: nothing marked
+    assert any("`queue.q100`: x-twin (2 trials)" in line for line in table)
+    assert robustness_table.favoured_flips(d) == {"b": ["queue.q100§"]}
+    assert "§: read from compact cells" in status.favoured_flips_line(d, {"a", "b"})
