@@ -117,12 +117,19 @@ def recheck(ns: argparse.Namespace) -> int:
         return 2
     root = (ns.results or RESULTS) / ns.profile
     by = f"tcprepro recheck, {describe()}"
+    unreadable: list[rc.RawFilesMissing] = []
     for paper in names:
-        changes = rc.recheck_all(finished_trials(root / paper), ns.check, by)
+        changes, missing = rc.recheck_all(finished_trials(root / paper), ns.check, by)
         print(f"{paper}: {len(changes)} trial{'s' if len(changes) != 1 else ''} changed")
         for c in changes:
             print(f"  {c.render(root)}")
-    return 0
+        unreadable += missing
+    for exc in unreadable:
+        print(f"error: {exc}", file=sys.stderr)
+    if unreadable:
+        print(f"error: {len(unreadable)} trial{'s' if len(unreadable) != 1 else ''} not evaluated again: "
+              "they keep the check as measured", file=sys.stderr)
+    return 1 if unreadable else 0
 
 
 @command("vm", "the VM lane: status, or stop it",

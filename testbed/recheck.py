@@ -10,6 +10,8 @@ it; summary.json's `valid` and its lines on that check follow. A trial whose ver
 its record as measured, even where the corrected check words its numbers otherwise (a tolerance
 computed per window, say): rewriting it would change every archived trial and no validity. Nothing
 else of a trial changes: its raw files, its metrics and its other checks are those measured.
+A compact twin (archive/compact.py) holds no raw files to evaluate a check from: it is named, with
+the command that measures it again, and left as it is.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis import claims_input
 from testbed import fidelity, shaping
 
 
@@ -35,6 +38,10 @@ def _worst_window(trial: Path, spec: dict[str, Any], prov: dict[str, Any]) -> di
 RECHECKS: dict[str, Callable[[Path, dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
     "forward.rate_worst_0.5s": _worst_window,
 }
+
+
+class RawFilesMissing(RuntimeError):
+    """A finished trial archived compactly: the files a check is evaluated from are not kept."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,12 @@ def recheck(trial: Path, name: str, by: str) -> Change | None:
     at = [i for i, c in enumerate(prov.get("fidelity", [])) if c.get("name") == name]
     if not at:
         return None
+    if not claims_input.has_raw(trial):
+        spec = json.loads((trial / "spec.json").read_text())
+        raise RawFilesMissing(
+            f"{trial}: a compact twin, its raw files not archived, so {name} cannot be evaluated again; "
+            f"measure it again: python -m tcprepro trial --paper {spec['paper']} --cell {spec['cell']} "
+            f"--trial {spec['trial']} --profile {spec['profile']} --out {trial}")
     before = prov["fidelity"][at[-1]]
     after = json.loads(json.dumps(RECHECKS[name](trial, json.loads((trial / "spec.json").read_text()), prov)))
     if after.get("pass") == before.get("pass"):
@@ -95,5 +108,13 @@ def _write(path: Path, doc: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-def recheck_all(trials: Iterable[Path], name: str, by: str) -> list[Change]:
-    return [c for t in trials if (c := recheck(t, name, by)) is not None]
+def recheck_all(trials: Iterable[Path], name: str, by: str) -> tuple[list[Change], list[RawFilesMissing]]:
+    """The changes, and the trials that could not be evaluated (each named with its fix)."""
+    changes, missing = [], []
+    for t in trials:
+        try:
+            if (c := recheck(t, name, by)) is not None:
+                changes.append(c)
+        except RawFilesMissing as exc:
+            missing.append(exc)
+    return changes, missing

@@ -260,3 +260,29 @@ def test_the_stand_ins_whose_claims_input_other_code_computed_are_found(westwood
     assert claims_input.computed_elsewhere(trial.with_name("trial-1")) == []
     assert robustness.packed_elsewhere(tmp_path / "aged", alt, [reference]) == {reference: f"{cell} (1 trial)"}
     assert claims_input.computed_elsewhere(tmp_path / "whole" / cell / "trial-2") == []
+
+
+def test_a_check_cannot_be_evaluated_again_on_a_compact_twin_and_says_how_to_measure_it(
+        westwood: Forms, tmp_path: Path) -> None:
+    """`tcprepro recheck` reads the raw files a compact twin does not keep: it evaluates the whole
+    trials, names each compact one with the command that measures it again, changes nothing of it
+    and exits non-zero."""
+    import subprocess
+    import sys
+    key = WESTWOOD[0]
+    cell = key.split("/")[0]
+    results = tmp_path / "results" / "full" / "westwood"
+    shutil.copytree(westwood.trial("compact", key), results / cell / "trial-1")
+    shutil.copytree(westwood.trial("whole", WESTWOOD[1]), results / cell / "trial-2")
+    before = {p.name: p.read_bytes() for p in (results / cell / "trial-1").iterdir()}
+    for k in (1, 2):                                                  # both record the check
+        prov = json.loads((results / cell / f"trial-{k}" / "provenance.json").read_text())
+        assert any(c["name"] == "forward.rate_worst_0.5s" for c in prov["fidelity"])
+    run = subprocess.run([sys.executable, "-m", "tcprepro", "recheck", "forward.rate_worst_0.5s", "--paper",
+                          "westwood", "--results", str(tmp_path / "results")],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "westwood: 0 trials changed" in run.stdout                 # the whole trial was evaluated
+    assert f"{cell}/trial-1: a compact twin" in run.stderr and "--trial 1 --profile full --out" in run.stderr
+    assert "trial-2" not in run.stderr and "1 trial not evaluated again" in run.stderr
+    assert {p.name: p.read_bytes() for p in (results / cell / "trial-1").iterdir()} == before
