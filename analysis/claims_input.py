@@ -43,6 +43,11 @@ def has_raw(trial: Path) -> bool:
     return (trial / RAW_MARK).exists()
 
 
+def is_compact(trial: Path) -> bool:
+    """A trial restored from a compact archive: its claims input without the raw traces."""
+    return (trial / FILE).exists() and not has_raw(trial)
+
+
 @cache
 def _module_digest(module: str) -> str:
     source = importlib.import_module(module).__file__
@@ -103,7 +108,7 @@ def _by_other_code(doc: dict[str, Any], name: str) -> str | None:
 def computed_elsewhere(trial: Path) -> list[str]:
     """The values a compact trial's claims are read from that other code than this checkout's
     computed; empty for a trial with its raw traces (this code reads those)."""
-    if has_raw(trial):
+    if not is_compact(trial):
         return []
     doc = _read(trial.resolve())
     return [] if doc is None else sorted(n for n in doc["values"] if _by_other_code(doc, n))

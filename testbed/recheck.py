@@ -69,7 +69,7 @@ def recheck(trial: Path, name: str, by: str) -> Change | None:
     at = [i for i, c in enumerate(prov.get("fidelity", [])) if c.get("name") == name]
     if not at:
         return None
-    if not claims_input.has_raw(trial):
+    if claims_input.is_compact(trial):
         spec = json.loads((trial / "spec.json").read_text())
         raise RawFilesMissing(
             f"{trial}: a compact twin, its raw files not archived, so {name} cannot be evaluated again; "
