@@ -57,7 +57,7 @@ ROBUSTNESS ?= *
 robustness: deps
 	$(SNAKE) --cores $(CORES) --workflow-profile profiles/full --config profile=full "robustness=$(ROBUSTNESS)"
 restore: deps
-	$(PY) -m tcprepro archive restore --profile full
+	$(PY) -m tcprepro archive restore --profile full --jobs $(CORES)
 smoke: deps
 	$(SNAKE) --cores $(CORES) --workflow-profile profiles/smoke
 

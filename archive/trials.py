@@ -28,7 +28,8 @@ import os
 import re
 import shutil
 import tarfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -301,13 +302,15 @@ def _source(profile: str, paper: str, data: Path | None) -> tuple[Path, dict[str
 
 
 def restore(profile: str, papers: Iterable[str], results: Path = RESULTS,
-            data: Path | None = None) -> dict[str, Outcome]:
-    """Unpack archived trials that results/ lacks; a trial results/ already holds is left alone."""
+            data: Path | None = None, jobs: int = 1) -> dict[str, Outcome]:
+    """Unpack archived trials that results/ lacks; a trial results/ already holds is left alone.
+    `jobs` trials unpack at once (each is its own archive and folder; decompressing one is
+    single-threaded, so a paper's 60 GB take an hour and a half on one core)."""
     out: dict[str, Outcome] = {}
     for paper in papers:
         (src, manifest), dst = _source(profile, paper, data), results / profile / paper
         _checked_keys(manifest, src / MANIFEST, dst)
-        outcome = Outcome()
+        outcome, todo = Outcome(), []
         for key, expected in sorted(manifest.items()):
             archive = src / (key + SUFFIX)
             if not archive.exists():
@@ -317,16 +320,40 @@ def restore(profile: str, papers: Iterable[str], results: Path = RESULTS,
             if final.exists():
                 (outcome.unchanged if _as_archived(paper, final, _kept(expected)) else outcome.kept_local).append(key)
                 continue
-            partial = final.with_name(final.name + ".restore.partial")
-            shutil.rmtree(partial, ignore_errors=True)
-            try:
-                _unpack(archive, expected, partial, key)
-                os.replace(partial, final)
-            finally:
-                shutil.rmtree(partial, ignore_errors=True)
-            outcome.done.append(key)
+            todo.append((archive, expected, final, key))
+        _each(_restore_one, todo, jobs)
+        outcome.done.extend(t[3] for t in todo)
         out[paper] = outcome
     return out
+
+
+def _restore_one(archive: Path, expected: dict[str, str], final: Path, key: str) -> None:
+    """One trial unpacked beside its place and renamed into it: a folder under the trial's name is
+    always whole."""
+    partial = final.with_name(final.name + ".restore.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        _unpack(archive, expected, partial, key)
+        os.replace(partial, final)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+
+
+def _each(fn: Callable[..., None], tasks: list[tuple[Any, ...]], jobs: int) -> None:
+    """fn(*task) for every task, `jobs` processes at a time. The first error stops the tasks not
+    started and is raised once the running ones have ended (each cleans up after itself)."""
+    if jobs <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            fn(*task)
+        return
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+        futures = [pool.submit(fn, *task) for task in tasks]
+        try:
+            for done in as_completed(futures):
+                done.result()
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
 
 
 def status_counts(profile: str, expected: dict[str, tuple[list[str], int]],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,15 @@ COMMANDS: dict[str, Command] = {}
 def arg(*flags: str, **options: Any) -> Arg:
     """One argparse argument, as `parser.add_argument(*flags, **options)` would take it."""
     return Arg(flags, options)
+
+
+def _jobs(text: str) -> int:
+    """--jobs: a positive number, or `all` for one per core."""
+    if text == "all":
+        return os.cpu_count() or 1
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a positive number of jobs, or `all`")
+    return int(text)
 
 
 def command(name: str, help: str, *args: Arg) -> Callable[[Handler], Handler]:
@@ -185,6 +195,9 @@ def diff(ns: argparse.Namespace) -> int:
                   "reference under way: results/uml)"),
          arg("--data", type=Path, default=None, metavar="DIR",
              help="the archive folder (default: each paper's, config/<paper>.yaml `archive`, else data/)"),
+         arg("--jobs", type=_jobs, default=1, metavar="N",
+             help="restore: trials unpacked at once, a number or `all` (one per core); each holds its "
+                  "largest trace in memory, up to 2 GB for a long LEDBAT transfer (default: 1)"),
          arg("--json", action="store_true", help="machine-readable output of status (the same exit status)"))
 def archive(ns: argparse.Namespace) -> int:
 
@@ -204,6 +217,8 @@ def archive(ns: argparse.Namespace) -> int:
             raise arc.ArchiveError(f"--data {ns.data}: no such folder, nothing to {ns.action}")
         if ns.json and ns.action != "status":
             raise arc.ArchiveError(f"--json: `archive status` only, not `archive {ns.action}`")
+        if ns.jobs != 1 and ns.action != "restore":
+            raise arc.ArchiveError(f"--jobs: `archive restore` only, not `archive {ns.action}`")
         if ns.action == "status":
             expected = {n: ([c.cell_id for c in p.cells(ns.profile)], p.profile(ns.profile)["trials"])
                         for n, p in papers.items()}
@@ -211,8 +226,9 @@ def archive(ns: argparse.Namespace) -> int:
             print(json.dumps({"profile": ns.profile, "papers": counts}, indent=2) if ns.json
                   else arc.render_status(counts))
             return 0
-        run = arc.pack if ns.action == "pack" else arc.restore
-        for paper, outcome in run(ns.profile, papers, **roots).items():
+        done = (arc.pack(ns.profile, papers, **roots) if ns.action == "pack"
+                else arc.restore(ns.profile, papers, **roots, jobs=ns.jobs))
+        for paper, outcome in done.items():
             print(f"{paper}: {outcome.render('packed' if ns.action == 'pack' else 'restored')}")
         return 0
     except (arc.ArchiveError, ConfigError, OSError) as exc:

@@ -113,6 +113,42 @@ def test_a_damaged_archive_is_refused_and_leaves_nothing(tmp_path: Path) -> None
         arc.restore("full", ["westwood"], fresh, data)
 
 
+def test_restoring_in_parallel_gives_what_one_at_a_time_gives(tmp_path: Path) -> None:
+    results, data = tmp_path / "results", tmp_path / "data"
+    for cell, k in [("cubic-t1", 1), ("cubic-t1", 2), ("westwood-t1", 1), ("cubic-t3+loss_direction.data_only", 1)]:
+        make_trial(results, cell, k)
+    packed = arc.pack("full", ["westwood"], results, data)["westwood"]
+    serial = arc.restore("full", ["westwood"], tmp_path / "serial", data)["westwood"]
+    parallel = arc.restore("full", ["westwood"], tmp_path / "parallel", data, jobs=3)["westwood"]
+    assert serial.done == parallel.done == packed.done
+    one, many = (tmp_path / w / "full" / "westwood" for w in ("serial", "parallel"))
+    files = sorted(p.relative_to(one).as_posix() for p in one.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(many).as_posix() for p in many.rglob("*") if p.is_file())
+    assert all((one / f).read_bytes() == (many / f).read_bytes() for f in files)
+    assert arc.restore("full", ["westwood"], tmp_path / "parallel", data, jobs=3)["westwood"].unchanged == packed.done
+
+
+def test_a_damaged_archive_restored_in_parallel_stops_the_run_and_leaves_no_partial(tmp_path: Path) -> None:
+    results, data, fresh = tmp_path / "results", tmp_path / "data", tmp_path / "fresh"
+    for k in range(1, 7):
+        make_trial(results, "cubic-t1", k)
+    arc.pack("full", ["westwood"], results, data)
+    (data / "full" / "westwood" / "cubic-t1" / "trial-3.tar.xz").write_bytes(b"not xz")
+    with pytest.raises(arc.ArchiveError, match=r"trial-3\.tar\.xz: unreadable.*git checkout"):
+        arc.restore("full", ["westwood"], fresh, data, jobs=2)
+    cell = fresh / "full" / "westwood" / "cubic-t1"
+    assert not (cell / "trial-3").exists() and not list(fresh.rglob("*.partial"))
+    assert all((t / "summary.json").exists() for t in cell.iterdir())      # what did restore is whole
+
+
+def test_cli_jobs_is_a_positive_number_or_all_and_for_restore_only() -> None:
+    for bad in ("0", "-1", "two"):
+        proc = _cli("restore", "--jobs", bad)
+        assert proc.returncode == 2 and "a positive number of jobs, or `all`" in proc.stderr
+    proc = _cli("status", "--paper", "westwood", "--jobs", "2")
+    assert proc.returncode == 2 and "--jobs: `archive restore` only, not `archive status`" in proc.stderr
+
+
 def test_status_counts_trials_per_cell(tmp_path: Path) -> None:
     results, data = tmp_path / "results", tmp_path / "data"
     for k in (1, 2):
