@@ -327,6 +327,23 @@ def restore(profile: str, papers: Iterable[str], results: Path = RESULTS,
     return out
 
 
+# What one trial's unpack may hold in memory at its peak: the largest trial, LEDBAT's five-flow
+# 1000 MB (a 900-MB tcp_probe trace decoded from its columns), took 6.7 GB (docs/measurements.md).
+UNPACK_PEAK_BYTES = 7 << 30
+
+
+def affordable_jobs(jobs: int, available: int | None = None) -> int:
+    """`jobs`, or fewer when this machine's available memory (MemAvailable) cannot hold that many
+    unpacks at their peak at once; at least 1."""
+    if available is None:
+        try:
+            meminfo = Path("/proc/meminfo").read_text()
+            available = int(re.search(r"^MemAvailable:\s+(\d+) kB", meminfo, re.M)[1]) * 1024  # type: ignore[index]
+        except (OSError, TypeError):
+            return jobs
+    return max(1, min(jobs, available // UNPACK_PEAK_BYTES))
+
+
 def _restore_one(archive: Path, expected: dict[str, str], final: Path, key: str) -> None:
     """One trial unpacked beside its place and renamed into it: a folder under the trial's name is
     always whole."""

@@ -196,8 +196,8 @@ def diff(ns: argparse.Namespace) -> int:
          arg("--data", type=Path, default=None, metavar="DIR",
              help="the archive folder (default: each paper's, config/<paper>.yaml `archive`, else data/)"),
          arg("--jobs", type=_jobs, default=1, metavar="N",
-             help="restore: trials unpacked at once, a number or `all` (one per core); each holds its "
-                  "largest trace in memory, up to 2 GB for a long LEDBAT transfer (default: 1)"),
+             help="restore: trials unpacked at once, a number or `all` (one per core), fewer when the "
+                  "memory available cannot hold that many: one may take 7 GB (default: 1)"),
          arg("--json", action="store_true", help="machine-readable output of status (the same exit status)"))
 def archive(ns: argparse.Namespace) -> int:
 
@@ -226,8 +226,12 @@ def archive(ns: argparse.Namespace) -> int:
             print(json.dumps({"profile": ns.profile, "papers": counts}, indent=2) if ns.json
                   else arc.render_status(counts))
             return 0
+        jobs = arc.affordable_jobs(ns.jobs)
+        if jobs < ns.jobs:
+            print(f"restore: {jobs} jobs, not {ns.jobs}: one unpack may hold up to "
+                  f"{arc.UNPACK_PEAK_BYTES >> 30} GB and this machine has memory for {jobs} at once", file=sys.stderr)
         done = (arc.pack(ns.profile, papers, **roots) if ns.action == "pack"
-                else arc.restore(ns.profile, papers, **roots, jobs=ns.jobs))
+                else arc.restore(ns.profile, papers, **roots, jobs=jobs))
         for paper, outcome in done.items():
             print(f"{paper}: {outcome.render('packed' if ns.action == 'pack' else 'restored')}")
         return 0

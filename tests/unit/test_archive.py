@@ -141,6 +141,14 @@ def test_a_damaged_archive_restored_in_parallel_stops_the_run_and_leaves_no_part
     assert all((t / "summary.json").exists() for t in cell.iterdir())      # what did restore is whole
 
 
+def test_parallel_restore_takes_no_more_jobs_than_memory_holds_at_their_peak() -> None:
+    peak = arc.UNPACK_PEAK_BYTES
+    assert arc.affordable_jobs(8, available=3 * peak + peak // 2) == 3
+    assert arc.affordable_jobs(2, available=10 * peak) == 2
+    assert arc.affordable_jobs(4, available=peak // 2) == 1          # one always runs
+    assert 1 <= arc.affordable_jobs(64) <= 64                         # this machine's /proc/meminfo
+
+
 def test_cli_jobs_is_a_positive_number_or_all_and_for_restore_only() -> None:
     for bad in ("0", "-1", "two"):
         proc = _cli("restore", "--jobs", bad)
