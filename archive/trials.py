@@ -305,7 +305,7 @@ def restore(profile: str, papers: Iterable[str], results: Path = RESULTS,
             data: Path | None = None, jobs: int = 1) -> dict[str, Outcome]:
     """Unpack archived trials that results/ lacks; a trial results/ already holds is left alone.
     `jobs` trials unpack at once (each is its own archive and folder; decompressing one is
-    single-threaded, so a paper's 60 GB take an hour and a half on one core)."""
+    single-threaded: LEDBAT's 65 GB take most of an hour on one core, docs/measurements.md)."""
     out: dict[str, Outcome] = {}
     for paper in papers:
         (src, manifest), dst = _source(profile, paper, data), results / profile / paper
