@@ -81,7 +81,7 @@ unit: deps lint
 # snakemake --lint: scripts/snakemake_lint.py fails on a lint it does not explain.
 lint: deps
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --show-traceback
 	$(PY) scripts/snakemake_lint.py
 
 doctor: deps
