@@ -116,13 +116,13 @@ def packed_elsewhere(results: Path, alt: Alternative, touched: list[str]) -> dic
 
 
 def verdicts_in(paper: str, profile: str, results: Path) -> dict[str, tuple[str, set[str]]]:
-    """{claim: (verdict, the comparisons it lacks data for)} of the paper's analysis over a results
-    folder (no figure drawn)."""
+    """{claim: (verdict, the comparisons it lacks data for, as Verdict.gaps)} of the paper's
+    analysis over a results folder (no figure drawn)."""
     run_mod = importlib.import_module(f"analysis.{paper}.run")
     verdict_mod = importlib.import_module(f"analysis.{paper}.verdict")
     with tempfile.TemporaryDirectory(prefix="tcprepro-robustness-") as out:
         run = run_mod.Run.load(profile, results, Path(out))
-        return {v.claim: (v.verdict, set(v.missing)) for v in verdict_mod.verdicts(run)}
+        return {v.claim: (v.verdict, set(v.gaps)) for v in verdict_mod.verdicts(run)}
 
 
 def comparable(reference: dict[str, tuple[str, set[str]]],

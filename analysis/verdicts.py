@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ from analysis.numbers import finite
 
 MIN_TRIALS = 3                  # valid trials a cell needs for a noise estimate (and a trimmed mean)
 OUTCOMES = ("held", "failed", "indistinguishable", "missing")
+# A number a comparison's text prints (not one inside a name such as MD-NF1 or rtt40)
+_VALUE = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?%?(?![\w.])")
 VERDICTS = ("reproduced", "partly", "not reproduced", "not evaluated")
 
 
@@ -125,6 +128,11 @@ class Comparison:
         if self.margin is not None and self.noise is not None:
             out += f" [margin {_num(self.margin, signed=True)}{_unit(self.unit)} against noise {_num(self.noise)}]"
         return out + (" (headline)" if self.headline else "")
+
+    def gap(self) -> str:
+        """The line of a missing comparison with the values it prints masked: what lacks data and
+        why, the same in two result sets whose measured side differs."""
+        return f"{self.where}: {_VALUE.sub('#', self.text)}: {self.reason}"
 
     def closeness(self) -> float:
         """|margin| in units of its noise: how far from indistinguishable (small = close call)."""
@@ -276,13 +284,16 @@ class Verdict:
     note: str = ""
     investigation: dict[str, Any] | None = None     # the config's: its verdict.md section, figure, fit
     bars: dict[str, Any] | None = None              # the config's: each bar's value, reason, history
+    # each missing comparison's Comparison.gap, so two result sets' gaps compare
+    # (analysis/robustness.py); not written to verdicts.json
+    gaps: list[str] = field(default_factory=list)
 
     @property
     def counts(self) -> dict[str, int]:
         return {o: len(getattr(self, o)) for o in OUTCOMES}
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "counts": self.counts}
+        return {**{k: v for k, v in self.__dict__.items() if k != "gaps"}, "counts": self.counts}
 
 
 def verdict_of(comparisons: Sequence[Comparison]) -> str:
@@ -315,7 +326,8 @@ def judge(claim: dict[str, Any], comparisons: Iterable[Comparison], note: str = 
     closest = min(judged, key=Comparison.closeness).line() if judged else ""
     return Verdict(claim["id"], claim["text"], verdict, by["held"], by["failed"], by["indistinguishable"],
                    by["missing"], headline, closest, _why(verdict, comps, claim), claim.get("source", ""),
-                   bool(claim.get("beyond")), note, claim.get("investigation"), claim.get("bars"))
+                   bool(claim.get("beyond")), note, claim.get("investigation"), claim.get("bars"),
+                   sorted({c.gap() for c in comps if c.outcome == "missing"}))
 
 
 def _why(verdict: str, comps: list[Comparison], claim: dict[str, Any]) -> str:

@@ -79,6 +79,18 @@ def test_a_comparison_without_a_noise_estimate_is_missing_and_says_why() -> None
     assert read_back.outcome == "missing" and "not at hand" in read_back.reason
 
 
+def test_a_gap_names_where_and_why_not_the_values_around_it() -> None:
+    """Two result sets lacking the same comparison have the same gaps though the measured side the
+    line prints differs (analysis/robustness.py sets gaps side by side); gaps stay out of verdicts.json."""
+    def gaps(linear: float) -> list[str]:
+        text = f"MD-NF1 - vs linear {linear:g}"
+        v = judge({"id": "x", "text": "t"}, [missing("rtt40, MD-NF1", text, "MD-NF1 not run here"),
+                                             above("rtt40, MDvar", "t", Measure(2, 0.1, 5), 1.0)])
+        assert v.missing == [f"rtt40, MD-NF1: {text}: MD-NF1 not run here"] and "gaps" not in v.as_dict()
+        return v.gaps
+    assert gaps(0.0749) == gaps(0.076) == ["rtt40, MD-NF1: MD-NF1 - vs linear #: MD-NF1 not run here"]
+
+
 def test_tolerances_are_relative_to_the_papers_value_and_symmetric() -> None:
     # 426 against "about 370" within 15 %: relative to the paper's 370 the band ends at 425.5, so the
     # +15.07 % is outside (relative to the larger number it would have been inside)
