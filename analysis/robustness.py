@@ -34,6 +34,7 @@ from configuration import CHECKOUT
 from configuration.choices import Alternative
 from configuration.load import CONFIG_DIR, PaperConfig
 from experiments import load_paper
+from sim import equivalence
 
 SCHEMA = "tcprepro.robustness/1"
 NOT_RUN = "not evaluated"
@@ -76,7 +77,9 @@ def overlay(cfg: PaperConfig, results: Path, alt: Alternative | None, dest: Path
 
 def builds(results: Path, cells: Iterable[str]) -> list[str]:
     """What the cells' finished trials ran on, from their provenance: the kernel release (the lane's
-    build) or, for a simulated paper, the simulator and its model's sources."""
+    build) or, for a simulated paper, the simulator and its model's sources, named by the newest
+    sources a recorded equivalence check joins them to (sim/equivalence.py): reruns showed those
+    give the same output field for field, so they are one build here."""
     out = set()
     for cell_id in cells:
         for prov in (results / cell_id).glob("trial-*/provenance.json"):
@@ -84,7 +87,8 @@ def builds(results: Path, cells: Iterable[str]) -> list[str]:
                 continue
             doc = json.loads(prov.read_text())
             sim = doc.get("simulator")
-            out.add(f"{sim['version']} model {sim['sources_sha256'][:12]}" if sim
+            out.add(f"{sim['version']} model "
+                    f"{equivalence.newest_equal(Path(sim['model']).stem, sim['sources_sha256'])[:12]}" if sim
                     else doc.get("kernel", {}).get("release", "unknown"))
     return sorted(out)
 

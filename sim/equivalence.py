@@ -50,6 +50,17 @@ def records(model_name: str) -> list[dict[str, Any]]:
     return [r for r in yaml.safe_load(path.read_text()) or [] if r.get("model") == model_name]
 
 
+def newest_equal(model_name: str, ran: str) -> str:
+    """The newest sources a chain of recorded checks joins `ran` to (`ran` itself when none does):
+    trials whose sources lead to the same digest ran, as far as reruns showed, the same model."""
+    step = {r["ran"]: r["same_as"] for r in records(model_name)}
+    seen = set()
+    while ran in step and ran not in seen:
+        seen.add(ran)
+        ran = step[ran]
+    return ran
+
+
 def same_sources(model_name: str, ran: str, current: str) -> bool:
     """True when trials of sources `ran` stand for trials of `current`: equal, or joined by a chain
     of recorded checks (each from older sources to the next)."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from analysis import robustness
 from analysis.report import robustness_table, status
 from experiments import load_paper
+from sim import equivalence
 
 
 def measured(results: Path, *cells: str) -> None:
@@ -145,6 +146,30 @@ def test_the_touched_cells_whose_stand_in_ran_on_another_kernel_are_found(tmp_pa
         json.dumps({"kernel": {"release": "other"}}))                                  # unfinished: not counted
     assert robustness.builds(tmp_path, ["cubic-rtt100-f1", "cubic-rtt100-f2"]) == ["new", "old"]
     assert robustness.on_other_build(tmp_path, alt, ["cubic-rtt100-f1", "cubic-rtt100-f2"]) == ["cubic-rtt100-f1"]
+
+
+def simulated(results: Path, cell: str, sources: str) -> None:
+    (results / cell / "trial-1").mkdir(parents=True)
+    (results / cell / "trial-1" / "provenance.json").write_text(json.dumps({"simulator": {
+        "version": "ns-3 3.37", "model": "sim/wlan/wlan_dcf.cc", "sources_sha256": sources}}))
+
+
+def test_simulated_cells_of_sources_a_recorded_check_showed_equal_are_one_build(tmp_path):
+    """Model sources joined by equivalent_sources.yaml gave the same output on rerun: a stand-in of
+    the newer sources does not mark the flip as maybe the build's; one of unrecorded sources does."""
+    cfg = load_paper("wlan")
+    alt = next(a for a in cfg.alternatives if a.key == "scheduler_queues.shared")
+    first = equivalence.records("wlan_dcf")[0]
+    older, newer = first["ran"], equivalence.newest_equal("wlan_dcf", first["ran"])
+    assert newer != older and equivalence.same_sources("wlan_dcf", older, newer)
+    a, b = sorted(c for c in alt.twins if c in {x.cell_id for x in cfg.cells("full")})[:2]
+    simulated(tmp_path, a, older)
+    simulated(tmp_path, alt.twins[a], newer)
+    simulated(tmp_path, b, older)
+    simulated(tmp_path, alt.twins[b], "0" * 64)                         # sources no check joined
+    assert robustness.builds(tmp_path, [a]) == robustness.builds(tmp_path, [alt.twins[a]]) == [
+        f"ns-3 3.37 model {newer[:12]}"]
+    assert robustness.on_other_build(tmp_path, alt, [a, b]) == [b]
 
 
 def test_a_verdict_read_from_a_stand_in_short_of_trials_is_marked_as_such(tmp_path):
