@@ -58,6 +58,8 @@ robustness: deps
 	$(SNAKE) --cores $(CORES) --workflow-profile profiles/full --config profile=full "robustness=$(ROBUSTNESS)"
 restore: deps
 	$(PY) -m tcprepro archive restore --profile full --jobs $(CORES)
+	@# the reference cells' second sample, where one is archived (docs/robustness.md)
+	@if [ -d data/second-sample ]; then $(PY) -m tcprepro archive restore --second-sample --profile full --jobs $(CORES); fi
 smoke: deps
 	$(SNAKE) --cores $(CORES) --workflow-profile profiles/smoke
 

@@ -15,7 +15,12 @@ planned (a trial rejected by its fidelity checks), whose verdict there rests on 
 the claims that read a compact stand-in whose claims input other code computed (archive/compact.py),
 whose verdict there is that code's reading of traces this checkout does not hold.
 
-    python -m analysis.robustness --paper P --profile full [--results DIR] [--out FILE]
+A second sample of the reference, where one is measured (the reference's cells again, trials 6-10:
+other seeds, results/second-sample/), judges every claim that reads a re-measured cell with those
+cells in place of the reference's: a claim whose verdict moves with the sample alone rests on the
+sample, and its flips under an alternative are no evidence of the choice.
+
+    python -m analysis.robustness --paper P --profile full [--results DIR] [--second-sample DIR] [--out FILE]
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import claims_input
-from configuration import CHECKOUT
+from configuration import CHECKOUT, SECOND_SAMPLE
 from configuration.choices import Alternative
 from configuration.load import CONFIG_DIR, PaperConfig
 from experiments import load_paper
@@ -39,6 +44,7 @@ from sim import equivalence
 SCHEMA = "tcprepro.robustness/1"
 NOT_RUN = "not evaluated"
 ACROSS = "compares both readings"
+SAMPLE = "rests on the sample"
 
 
 def output_path(figures: Path, paper: str, profile: str) -> Path:
@@ -172,8 +178,38 @@ def on_other_build(results: Path, alt: Alternative, touched: list[str],
     return [c for c in touched if of(alt.twins[c]) != of(c)]
 
 
-def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
-    """The reference's verdicts and each alternative's, with what each alternative still lacks."""
+def second_sample_dir(results: Path) -> Path:
+    """Where a paper's second sample is, beside results/<profile>/<paper>: results/second-sample/<profile>/<paper>."""
+    return results.parent.parent / SECOND_SAMPLE / results.parent.name / results.name
+
+
+def judge_sample(cfg: PaperConfig, results: Path, sample: Path, reference: dict[str, tuple[str, set[str]]],
+                 paper: str, profile: str, tmp: Path) -> dict[str, Any] | None:
+    """The verdicts with the cells the second sample measured in place of the reference's; a claim
+    that reads none of them is "not evaluated" there (not re-sampled), as is one that lacks data
+    under it that it had in the reference."""
+    cells = sorted(c for c in cfg.cells_by_id
+                   if (sample / c / "cell.json").exists() and (results / c / "cell.json").exists())
+    if not cells:
+        return None
+    where = tmp / "second-sample"
+    where.mkdir()
+    measured = [c for c in cfg.cells_by_id if (results / c / "cell.json").exists()]
+    for cell_id in measured:
+        (where / cell_id).symlink_to(((sample if cell_id in cells else results) / cell_id).resolve(),
+                                     target_is_directory=True)
+    read = claims_reading(cfg, results, set(cells), reference, paper, profile, tmp / "second-sample-read")
+    verdicts, _ = comparable(reference, verdicts_in(paper, profile, where))
+    trials = sorted({int(k) for c in cells
+                     for k in json.loads((sample / c / "cell.json").read_text()).get("trials", [])})
+    return {"cells": len(cells), "of": len(measured), "trials": trials,
+            "builds": {"measured": builds(sample, cells), "reference": builds(results, cells)},
+            "verdicts": {c: (v if c in read else NOT_RUN) for c, v in verdicts.items()}}
+
+
+def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -> dict[str, Any]:
+    """The reference's verdicts and each alternative's, with what each alternative still lacks, and
+    the verdicts on the second sample (`sample`, where one is measured)."""
     cfg = load_paper(CONFIG_DIR / f"{paper}.yaml")
     with tempfile.TemporaryDirectory(prefix="tcprepro-overlay-") as tmp:
         ref_dir = Path(tmp) / "reference"
@@ -206,8 +242,10 @@ def judge(paper: str, profile: str, results: Path) -> dict[str, Any]:
                          "short": {"cells": sorted(short_cells.values()), "claims": sorted(short_claims)},
                          "packed_elsewhere": {"cells": sorted(packed_cells.values()),
                                               "claims": sorted(packed_claims)}})
+        second = judge_sample(cfg, results, sample, reference, paper, profile, Path(tmp)) if sample else None
     return {"schema": SCHEMA, "paper": paper, "profile": profile,
-            "reference": {c: v for c, (v, _) in reference.items()}, "alternatives": alts}
+            "reference": {c: v for c, (v, _) in reference.items()}, "alternatives": alts,
+            **({"second_sample": second} if second else {})}
 
 
 def flips(doc: dict[str, Any], claim: str) -> list[dict[str, Any]]:
@@ -224,10 +262,20 @@ def not_run(doc: dict[str, Any], claim: str) -> list[dict[str, Any]]:
     return [a for a in doc["alternatives"] if a["verdicts"].get(claim, NOT_RUN) == NOT_RUN]
 
 
+def rests_on_sample(doc: dict[str, Any], claim: str) -> bool:
+    """Whether the second sample of the reference alone gives the claim another verdict."""
+    got = doc.get("second_sample", {}).get("verdicts", {}).get(claim, NOT_RUN)
+    return got not in (doc["reference"][claim], NOT_RUN, ACROSS)
+
+
 def summary(doc: dict[str, Any], claim: str) -> str:
     """robust (the same verdict under every alternative, leaving out those whose two readings the
-    claim itself compares), depends on <choices>, or not yet run."""
+    claim itself compares), depends on <choices>, rests on the sample (a second sample of the
+    reference alone moves it: a flip under an alternative is then no evidence of the choice), or
+    not yet run."""
     flipped = sorted({a["choice"] for a in flips(doc, claim)})
+    if rests_on_sample(doc, claim):
+        return SAMPLE + (f" (flips under {', '.join(flipped)} too)" if flipped else "")
     if flipped:
         return "depends on " + ", ".join(flipped)
     if doc["reference"][claim] == NOT_RUN:
@@ -265,13 +313,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--paper", required=True)
     ap.add_argument("--profile", required=True)
     ap.add_argument("--results", type=Path, help="the paper's results (default: results/<profile>/<paper>)")
+    ap.add_argument("--second-sample", type=Path,
+                    help="the reference cells measured again with other seeds (default: "
+                         "results/second-sample/<profile>/<paper> beside --results, where it exists)")
     ap.add_argument("--out", type=Path, help="default: figures/<paper>/<profile>-robustness.json")
     a = ap.parse_args(argv)
     results = a.results or CHECKOUT / "results" / a.profile / a.paper
     if not results.is_dir():
         print(f"error: no results in {results}: run the workflow first", file=sys.stderr)
         return 2
-    doc = judge(a.paper, a.profile, results)
+    sample = a.second_sample or second_sample_dir(results)
+    if a.second_sample and not sample.is_dir():
+        print(f"error: --second-sample {sample}: no such folder", file=sys.stderr)
+        return 2
+    doc = judge(a.paper, a.profile, results, sample if sample.is_dir() else None)
     out = a.out or output_path(CHECKOUT / "figures", a.paper, a.profile)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")

@@ -168,10 +168,12 @@ def tar_bytes(trial: Path, files: dict[str, bytes] | None = None) -> bytes:
     return lzma.compress(raw.getvalue(), preset=9 | lzma.PRESET_EXTREME)
 
 
-def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Path | None = None) -> dict[str, Outcome]:
+def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Path | None = None,
+         compact_all: bool = False) -> dict[str, Outcome]:
     """Archive every finished trial of these papers not yet archived as it is now, the open choices'
     twins' too (configuration/choices.py); a trial of a cell the paper's config no longer has (an
-    investigation narrowed) stays out of data/."""
+    investigation narrowed) stays out of data/. `compact_all`: every trial compactly, as a twin is (a
+    second sample of the reference, measured only for the robustness verdicts)."""
     out: dict[str, Outcome] = {}
     for paper in papers:
         src, dst = results / profile / paper, paper_dir(profile, paper, data)
@@ -191,7 +193,7 @@ def pack(profile: str, papers: Iterable[str], results: Path = RESULTS, data: Pat
             if listed == now and target.exists():     # as archived (whole, or a compact twin restored)
                 outcome.unchanged.append(key)
                 continue
-            if compact.applies(paper, trial.parent.name):
+            if compact.applies(paper, trial.parent.name) or (compact_all and paper in compact.PAPERS):
                 files = _compact_files(paper, trial)
                 now = now if files is None else {n: _sha256(b) for n, b in files.items()}
                 if listed == now and target.exists():
@@ -225,7 +227,7 @@ def _as_archived(paper: str, trial: Path, listed: dict[str, str] | None) -> bool
         return False
     if digests(trial) == listed:
         return True
-    if not compact.is_compact(listed) or not compact.applies(paper, trial.parent.name):
+    if not compact.is_compact(listed) or paper not in compact.PAPERS:
         return False
     try:
         files = _compact_files(paper, trial)
@@ -381,7 +383,8 @@ def status_counts(profile: str, expected: dict[str, tuple[list[str], int]],
     for paper, (cells, trials) in expected.items():
         folder = paper_dir(profile, paper, data)
         have = _read_manifest(folder)
-        counts = {c: sum(f"{c}/trial-{k}" in have for k in range(1, trials + 1)) for c in cells}
+        # any trial number: a second sample's are 6-10 (docs/robustness.md)
+        counts = {c: min(trials, sum(k.rpartition("/")[0] == c for k in have)) for c in cells}
         out.append({"paper": paper, "archive": str(folder), "trials_archived": sum(counts.values()),
                     "trials_expected": len(cells) * trials, "cells": len(cells),
                     "cells_complete": sum(n == trials for n in counts.values()),

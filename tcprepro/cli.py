@@ -198,11 +198,15 @@ def diff(ns: argparse.Namespace) -> int:
          arg("--jobs", type=_jobs, default=1, metavar="N",
              help="restore: trials unpacked at once, a number or `all` (one per core), fewer when the "
                   "memory available cannot hold that many: one may take 7 GB (default: 1)"),
-         arg("--json", action="store_true", help="machine-readable output of status (the same exit status)"))
+         arg("--json", action="store_true", help="machine-readable output of status (the same exit status)"),
+         arg("--second-sample", action="store_true",
+             help="the reference cells' second sample (other trial seeds, docs/robustness.md): its results "
+                  "and archive are the second-sample/ folders under the usual ones; pack archives it compactly"))
 def archive(ns: argparse.Namespace) -> int:
 
     # deferred: the archive and the config loader (jsonschema), which --help does without
     from archive import trials as arc
+    from configuration import SECOND_SAMPLE
     from configuration.load import ConfigError, paper_names
     from experiments import load_paper
 
@@ -213,6 +217,12 @@ def archive(ns: argparse.Namespace) -> int:
             raise ConfigError(f"--paper {unknown[0]!r}: not a paper; known papers: {', '.join(paper_names())}")
         papers = {n: load_paper(n) for n in names}
         roots = {"results": (ns.results or arc.RESULTS).absolute(), "data": ns.data and ns.data.absolute()}
+        if ns.second_sample:
+            roots = {"results": roots["results"] / SECOND_SAMPLE,
+                     "data": (roots["data"] or arc.DATA) / SECOND_SAMPLE}
+            if ns.action == "restore" and not ns.paper:   # the papers that have one
+                papers = {n: p for n, p in papers.items()
+                          if (arc.paper_dir(ns.profile, n, roots["data"]) / arc.MANIFEST).is_file()}
         if ns.action != "pack" and roots["data"] and not roots["data"].is_dir():
             raise arc.ArchiveError(f"--data {ns.data}: no such folder, nothing to {ns.action}")
         if ns.json and ns.action != "status":
@@ -230,7 +240,7 @@ def archive(ns: argparse.Namespace) -> int:
         if jobs < ns.jobs:
             print(f"restore: {jobs} jobs, not {ns.jobs}: one unpack may hold up to "
                   f"{arc.UNPACK_PEAK_BYTES >> 30} GB and this machine has memory for {jobs} at once", file=sys.stderr)
-        done = (arc.pack(ns.profile, papers, **roots) if ns.action == "pack"
+        done = (arc.pack(ns.profile, papers, **roots, compact_all=ns.second_sample) if ns.action == "pack"
                 else arc.restore(ns.profile, papers, **roots, jobs=jobs))
         for paper, outcome in done.items():
             print(f"{paper}: {outcome.render('packed' if ns.action == 'pack' else 'restored')}")

@@ -55,6 +55,34 @@ def favoured_flips(doc: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
+def flip_text(doc: dict[str, Any], claim: str, keys: list[str]) -> str:
+    """A favoured flip as README and verdict.md name it: the claim, the alternatives, and whether a
+    second sample of the reference alone flips it too (then the flip is no evidence of the choice)."""
+    sample = "; a second sample of the reference alone flips it too" if robustness.rests_on_sample(doc, claim) else ""
+    return f"{claim} (under {', '.join(keys)}{sample})"
+
+
+def sample_cell(doc: dict[str, Any], claim: str) -> str:
+    got = doc["second_sample"]["verdicts"].get(claim, robustness.NOT_RUN)
+    if got == robustness.NOT_RUN:
+        return NOT_RUN
+    return SAME if got == doc["reference"][claim] else f"**{got}**"
+
+
+def sample_lines(doc: dict[str, Any]) -> list[str]:
+    """What the second sample is and which claims it moves."""
+    s = doc["second_sample"]
+    moved = [c for c in doc["reference"] if robustness.rests_on_sample(doc, c)]
+    return [f"Second sample: {s['cells']} of the reference's {s['of']} cells measured again with trials "
+            f"{s['trials'][0]}-{s['trials'][-1]} (other seeds: other flow start phases, delay jitter and kernel "
+            f"randomness, testbed/variation.py) on {', '.join(s['builds']['measured'])}, against "
+            f"{', '.join(s['builds']['reference'])}; each claim that reads a re-measured cell judged with those "
+            f"cells in place of the reference's. A claim whose verdict moves with the sample alone "
+            f"(`{robustness.SAMPLE}`) has a verdict the trials' spread decides: its flips under an alternative "
+            f"are no evidence of the choice. "
+            + (f"It moves {len(moved)}: {', '.join(moved)}." if moved else "It moves none."), ""]
+
+
 def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
     """The section: what it is, the table (claims x alternatives), and the flips the text favours."""
     alts = doc["alternatives"]
@@ -77,16 +105,19 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
            f"project's own checks, not the paper's claims. {counted}.", ""]
     if not alts:
         return [*out, "This paper's open choices have no alternatives to run.", ""]
-    head = [f"`{robustness.key(a)}`{'*' if a['favoured'] else ''}" for a in alts]
+    sampled = "second_sample" in doc
+    head = ["second sample"] * sampled + [f"`{robustness.key(a)}`{'*' if a['favoured'] else ''}" for a in alts]
     out += ["| claim | reference | " + " | ".join(head) + " | summary |",
-            "|---|---|" + "---|" * len(alts) + "---|"]
+            "|---|---|" + "---|" * len(head) + "---|"]
     for c in claims:
         name = f"{c} (beyond)" if c in beyond else c
-        out.append(f"| {name} | {doc['reference'][c]} | " + " | ".join(cell(doc, a, c) for a in alts)
-                   + f" | {robustness.summary(doc, c)} |")
+        row = ([sample_cell(doc, c)] if sampled else []) + [cell(doc, a, c) for a in alts]
+        out.append(f"| {name} | {doc['reference'][c]} | " + " | ".join(row) + f" | {robustness.summary(doc, c)} |")
     measured = [f"`{robustness.key(a)}`: {a['touched'] - len(a['not_measured'])} of {a['touched']}" for a in alts]
     out += ["", "Cells measured under each alternative, of the reference's cells it touches: "
             + "; ".join(measured) + ".", ""]
+    if sampled:
+        out += sample_lines(doc)
     other = [a for a in alts if a.get("other_build", {}).get("cells")]
     if other:
         out += [f"{OTHER_BUILD}: the flip reads cells measured under the alternative on another kernel (or "
@@ -112,5 +143,5 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
     flips = favoured_flips(doc)
     if flips:
         out += ["Verdicts that flip under an alternative the paper's text favours at least as much as ours: "
-                + "; ".join(f"{c} (under {', '.join(k)})" for c, k in flips.items()) + ".", ""]
+                + "; ".join(flip_text(doc, c, k) for c, k in flips.items()) + ".", ""]
     return out

@@ -58,12 +58,16 @@ def block(figures: Path = CHECKOUT / "figures") -> str:
 
 def robust_cell(doc: dict[str, Any] | None, claims: list[str]) -> str:
     """How many of the paper's claims hold the same verdict under every alternative of its open
-    choices (analysis/robustness.py), and how many are not yet run under some."""
+    choices (analysis/robustness.py), how many are not yet run under some, and how many a second
+    sample of the reference alone moves."""
     if doc is None:
         return "no runs"
     words = [robustness.summary(doc, c) for c in claims if c in doc["reference"]]
     waiting = sum(w.startswith("not yet run") for w in words)
-    return f"{words.count('robust')} of {len(claims)}" + (f" ({waiting} not yet run under all)" if waiting else "")
+    sampled = sum(w.startswith(robustness.SAMPLE) for w in words)
+    notes = ([f"{waiting} not yet run under all"] * bool(waiting)
+             + [f"{sampled} {'rest' if sampled != 1 else 'rests'} on the sample"] * bool(sampled))
+    return f"{words.count('robust')} of {len(claims)}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def favoured_flips_line(doc: dict[str, Any] | None, claims: set[str]) -> str:
@@ -76,7 +80,7 @@ def favoured_flips_line(doc: dict[str, Any] | None, claims: set[str]) -> str:
     other = any(mark in k for keys in flips.values() for k in keys)
     by_other_code = any(packed in k for keys in flips.values() for k in keys)
     return (" Verdicts that flip under an open choice's alternative the paper's text favours at least as much "
-            "as ours: " + "; ".join(f"{c} (under {', '.join(k)})" for c, k in flips.items()) + "."
+            "as ours: " + "; ".join(robustness_table.flip_text(doc, c, k) for c, k in flips.items()) + "."
             + (f" {mark}: measured on another kernel than the reference cells it replaces; the flip may be "
                "the kernel's (verdict.md)." if other else "")
             + (f" {packed}: read from compact cells whose claims input other code than this checkout's "

@@ -286,3 +286,22 @@ def test_a_check_cannot_be_evaluated_again_on_a_compact_twin_and_says_how_to_mea
     assert f"{cell}/trial-1: a compact twin" in run.stderr and "--trial 1 --profile full --out" in run.stderr
     assert "trial-2" not in run.stderr and "1 trial not evaluated again" in run.stderr
     assert {p.name: p.read_bytes() for p in (results / cell / "trial-1").iterdir()} == before
+
+
+def test_a_second_sample_packs_compactly_and_restores_as_archived(tmp_path: Path) -> None:
+    """A second sample of reference cells (docs/robustness.md) is measured for the robustness
+    verdicts only: packed with compact_all its trials leave out the raw traces as a twin's do, and a
+    compact trial restored from it is the trial its archive holds (packed again: unchanged)."""
+    ref = "cubic-t1/trial-1"
+    committed("westwood", [ref], tmp_path / "data")
+    arc.restore("full", ["westwood"], tmp_path / "whole", tmp_path / "data")
+    packed = arc.pack("full", ["westwood"], tmp_path / "whole", tmp_path / "sample", compact_all=True)["westwood"]
+    assert packed.compact == packed.done == [ref]
+    names = members(tmp_path / "sample" / "full" / "westwood" / (ref + arc.SUFFIX))
+    assert compact.FILE in names and not any(compact.is_raw(n.removesuffix(".columns")) for n in names)
+    arc.restore("full", ["westwood"], tmp_path / "compact", tmp_path / "sample")
+    assert claims_input.is_compact(tmp_path / "compact" / "full" / "westwood" / ref)
+    again = arc.pack("full", ["westwood"], tmp_path / "compact", tmp_path / "sample", compact_all=True)["westwood"]
+    assert again.unchanged == [ref] and not again.done
+    plain = arc.pack("full", ["westwood"], tmp_path / "whole", tmp_path / "plain")["westwood"]
+    assert plain.done == [ref] and not plain.compact                     # without it, a reference trial is whole

@@ -201,3 +201,34 @@ def test_a_verdict_read_from_compact_cells_other_code_packed_is_marked_as_such()
     assert any("`queue.q100`: x-twin (2 trials)" in line for line in table)
     assert robustness_table.favoured_flips(d) == {"b": ["queue.q100§"]}
     assert "§: read from compact cells" in status.favoured_flips_line(d, {"a", "b"})
+
+
+def test_a_claim_the_second_sample_alone_moves_rests_on_the_sample():
+    """A second sample of the reference (other seeds) that gives a claim another verdict: the claim
+    is not robust, its flips under an alternative are said to be no evidence of the choice, and a
+    claim whose cells it did not re-measure is not run there, never confirmed."""
+    d = doc(queue_q100=(True, {"a": "partly", "b": "partly", "c": "partly"}),
+            length_s300=(False, {"a": "reproduced", "b": "not reproduced", "c": "partly"}))
+    d["second_sample"] = {"cells": 2, "of": 3, "trials": [6, 7, 8, 9, 10],
+                          "builds": {"measured": ["um-new"], "reference": ["um-old"]},
+                          "verdicts": {"a": "partly", "b": "not reproduced", "c": "not evaluated"}}
+    assert robustness.rests_on_sample(d, "a") and not robustness.rests_on_sample(d, "b")
+    assert not robustness.rests_on_sample(d, "c")                                   # not re-sampled
+    assert robustness.summary(d, "a") == "rests on the sample (flips under queue too)"
+    assert robustness.summary(d, "b") == "depends on queue"
+    assert robustness.summary(d, "c") == "robust"
+    table = robustness_table.lines(d)
+    assert "| claim | reference | second sample | `queue.q100`* | `length.s300` | summary |" in table
+    assert "| a | reproduced | **partly** | **partly** | = | rests on the sample (flips under queue too) |" in table
+    assert "| c | partly | not run | = | = | robust |" in table
+    assert any(line.startswith("Second sample: 2 of the reference's 3 cells") and "trials 6-10" in line
+               and "It moves 1: a." in line for line in table)
+    assert status.robust_cell(d, ["a", "b", "c"]) == "1 of 3 (1 rests on the sample)"
+    line = status.favoured_flips_line(d, {"a", "b"})
+    assert "a (under queue.q100; a second sample of the reference alone flips it too)" in line
+    assert "b (under queue.q100)" in line
+
+
+def test_the_second_sample_sits_beside_the_results_it_resamples():
+    assert robustness.second_sample_dir(Path("/r/results/full/collateral")) == Path(
+        "/r/results/second-sample/full/collateral")
