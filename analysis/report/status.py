@@ -73,7 +73,9 @@ def robust_cell(doc: dict[str, Any] | None, claims: list[str]) -> str:
 def favoured_flips_line(doc: dict[str, Any] | None, claims: set[str]) -> str:
     """The paper's verdicts that flip under an alternative its text favours at least as much as the
     reading taken: said here, not only in verdict.md."""
-    flips = {c: k for c, k in robustness_table.favoured_flips(doc).items() if c in claims} if doc else {}
+    if doc is None:
+        return ""
+    flips = {c: k for c, k in robustness_table.favoured_flips(doc).items() if c in claims}
     if not flips:
         return ""
     mark, packed = robustness_table.OTHER_BUILD, robustness_table.PACKED
