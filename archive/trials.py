@@ -70,7 +70,7 @@ class Outcome:
     def render(self, verb: str) -> str:
         parts = [f"{len(self.done)} {verb}"]
         if self.compact:
-            parts.append(f"{len(self.compact)} of them twins, archived compactly (what their claims read, not "
+            parts.append(f"{len(self.compact)} of them archived compactly (what their claims read, not "
                          "their raw traces: archive/compact.py)")
         if self.replaced:
             parts.append(f"{len(self.replaced)} replaced (run again since): {', '.join(self.replaced)}")
