@@ -74,11 +74,22 @@ def overlay(cfg: PaperConfig, results: Path, alt: Alternative | None, dest: Path
             continue
         if source != cell_id:
             touched.append(cell_id)
-            if not (results / source / "cell.json").exists():
+            if not finished(results / source):
                 missing.append(cell_id)
                 continue
         (dest / cell_id).symlink_to((results / source).resolve(), target_is_directory=True)
     return touched, missing
+
+
+def finished(cell: Path) -> bool:
+    """Whether a stand-in's planned trials have all run: each valid, or rejected by its fidelity
+    checks. One still being measured is not measured yet: a claim reading it is not run, not judged
+    on the trials so far."""
+    path = cell / "cell.json"
+    if not path.exists():
+        return False
+    doc = json.loads(path.read_text())
+    return int(doc.get("n_valid", 0)) + len(doc.get("excluded", [])) >= int(doc.get("expected_trials", 0))
 
 
 def builds(results: Path, cells: Iterable[str]) -> list[str]:
@@ -188,8 +199,7 @@ def judge_sample(cfg: PaperConfig, results: Path, sample: Path, reference: dict[
     """The verdicts with the cells the second sample measured in place of the reference's; a claim
     that reads none of them is "not evaluated" there (not re-sampled), as is one that lacks data
     under it that it had in the reference."""
-    cells = sorted(c for c in cfg.cells_by_id
-                   if (sample / c / "cell.json").exists() and (results / c / "cell.json").exists())
+    cells = sorted(c for c in cfg.cells_by_id if finished(sample / c) and (results / c / "cell.json").exists())
     if not cells:
         return None
     where = tmp / "second-sample"

@@ -232,3 +232,22 @@ def test_a_claim_the_second_sample_alone_moves_rests_on_the_sample():
 def test_the_second_sample_sits_beside_the_results_it_resamples():
     assert robustness.second_sample_dir(Path("/r/results/full/collateral")) == Path(
         "/r/results/second-sample/full/collateral")
+
+
+def test_a_stand_in_still_being_measured_is_not_measured(tmp_path):
+    """A twin with trials still to run is left out (its claims not run), not judged on the trials so
+    far; one whose missing trials failed their fidelity checks is measured, on fewer trials (‡)."""
+    cfg = load_paper("collateral")
+    alt = next(a for a in cfg.alternatives if a.key == "queue_accounting.dummynet")
+    results = tmp_path / "results"
+    measured(results, "cubic-rtt100-f1", "cubic-rtt100-f2")
+    for cell, doc in (("cubic-rtt100-f1", {"expected_trials": 5, "n_valid": 2, "excluded": [], "complete": False}),
+                      ("cubic-rtt100-f2", {"expected_trials": 5, "n_valid": 3, "complete": False,
+                                           "excluded": [{"trial": 1}, {"trial": 4}]})):
+        (results / alt.twins[cell]).mkdir(parents=True)
+        (results / alt.twins[cell] / "cell.json").write_text(json.dumps(doc))
+    touched, missing = robustness.overlay(cfg, results, alt, tmp_path / "alt")
+    assert sorted(touched) == ["cubic-rtt100-f1", "cubic-rtt100-f2"] and missing == ["cubic-rtt100-f1"]
+    assert {p.name for p in (tmp_path / "alt").iterdir()} == {"cubic-rtt100-f2"}
+    assert robustness.short_of_trials(results, alt, ["cubic-rtt100-f2"]) == {
+        "cubic-rtt100-f2": f"{alt.twins['cubic-rtt100-f2']} (3/5)"}
