@@ -76,6 +76,7 @@ localrules: all, cell, report, html_report
 rule all:
     input:
         [f for p in PAPERS for f in cell_files(p)],
+        [t for p in PAPERS for t in planned_trial_files(p)],
         [figure_dir(p) for p in FIGURED],
         [str(REPORT), str(HTML_REPORT)] if FIGURED else [],
         [f for p in FIGURED for f in robustness_file(p)] if ROBUST else [],

@@ -318,6 +318,13 @@ def key(alt: dict[str, Any]) -> str:
     return f"{alt['choice']}.{alt['alternative']}"
 
 
+def unaggregated(results: Path) -> list[str]:
+    """The cells under `results` that hold finished trials but no cell.json: trials copied in by hand,
+    which every reading here would take for a cell never measured."""
+    return sorted(c.name for c in results.iterdir() if c.is_dir() and not (c / "cell.json").exists()
+                  and any((t / "summary.json").exists() for t in c.glob("trial-*")))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis.robustness", description=__doc__.split("\n")[0])
     ap.add_argument("--paper", required=True)
@@ -336,6 +343,13 @@ def main(argv: list[str] | None = None) -> int:
     if a.second_sample and not sample.is_dir():
         print(f"error: --second-sample {sample}: no such folder", file=sys.stderr)
         return 2
+    for folder in [results] + ([sample] if sample.is_dir() else []):
+        if lost := unaggregated(folder):
+            print(f"error: {folder}: {len(lost)} cells hold trials but no cell.json ({', '.join(lost[:3])}"
+                  f"{', ...' if len(lost) > 3 else ''}), so they would count as not measured; aggregate them "
+                  f"(`python -m analysis.aggregate --expected N {folder}/<cell>`, or the workflow; `tcprepro "
+                  "archive restore` writes them)", file=sys.stderr)
+            return 2
     doc = judge(a.paper, a.profile, results, sample if sample.is_dir() else None)
     out = a.out or output_path(CHECKOUT / "figures", a.paper, a.profile)
     out.parent.mkdir(parents=True, exist_ok=True)

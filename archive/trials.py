@@ -66,6 +66,7 @@ class Outcome:
     unchanged: list[str] = field(default_factory=list)
     kept_local: list[str] = field(default_factory=list)
     not_in_config: list[str] = field(default_factory=list)
+    aggregated: list[str] = field(default_factory=list)
 
     def render(self, verb: str) -> str:
         parts = [f"{len(self.done)} {verb}"]
@@ -81,6 +82,8 @@ class Outcome:
         if self.not_in_config:
             parts.append(f"{len(self.not_in_config)} left out: their cells are not in the paper's config "
                          f"({', '.join(sorted({k.split('/')[0] for k in self.not_in_config}))})")
+        if self.aggregated:
+            parts.append(f"{len(self.aggregated)} cells aggregated (their cell.json)")
         return "; ".join(parts)
 
 
@@ -325,8 +328,34 @@ def restore(profile: str, papers: Iterable[str], results: Path = RESULTS,
             todo.append((archive, expected, final, key))
         _each(_restore_one, todo, jobs)
         outcome.done.extend(t[3] for t in todo)
+        local = _cells(outcome.kept_local)
+        outcome.aggregated = _aggregate(dst, _cells(outcome.done) - local, _cells(outcome.unchanged) - local,
+                                        load_paper(paper).profile(profile)["trials"])
         out[paper] = outcome
     return out
+
+
+def _cells(keys: Iterable[str]) -> set[str]:
+    return {k.split("/")[0] for k in keys}
+
+
+def _aggregate(dst: Path, restored: set[str], as_archived: set[str], expected: int) -> list[str]:
+    """cell.json for each cell that had a trial restored, and for each cell whose trials are all as
+    archived but that has none yet (restored before restore wrote them): a restored tree is one the
+    analyses read as it is (the workflow's `cell` rule writes the same file; without it a hand-run
+    analysis would see no measured cell). A cell with a trial that differs from its archive is the
+    workflow's to aggregate."""
+    from analysis.aggregate import SummaryError, write_cell  # deferred: the analyses' imports
+
+    done = []
+    for cell in sorted(restored | as_archived):
+        if cell in restored or not (dst / cell / "cell.json").exists():
+            try:
+                write_cell(dst / cell, expected)
+            except SummaryError as exc:
+                raise ArchiveError(f"{dst / cell}: {exc}") from None
+            done.append(cell)
+    return done
 
 
 # What one trial's unpack may hold in memory at its peak: the largest trial, LEDBAT's five-flow

@@ -72,6 +72,14 @@ def cell_files(paper):
     return [str(RESULTS / paper / c / "cell.json") for c in selected_cells(paper) + stand_in_cells(paper)]
 
 
+def planned_trial_files(paper):
+    """Every planned trial, a target of its own: Snakemake looks below an up-to-date output only
+    through its record of the job that wrote it, so a cell.json it has no record of (restored from
+    data/ by `archive restore`, or a fresh clone's) would hide the trials a larger profile adds, and
+    they would never run."""
+    return [t for c in selected_cells(paper) + stand_in_cells(paper) for t in trial_dirs(paper, c)]
+
+
 def cluster_lane():
     """On a cluster (a remote executor such as `--workflow-profile profiles/slurm`) every measured
     trial runs on the virtual-time lane: one unprivileged process per job, no machine-wide state. The

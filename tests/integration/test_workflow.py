@@ -116,8 +116,9 @@ def test_bad_config_stops_the_workflow_before_any_trial(tmp_path, paper_env):
 
 def test_restored_trials_are_not_run_again(tmp_path, host_env, nothing_left_behind):
     paper_env = host_env
-    """Trials packed into data/ and restored on an empty machine count as done: the workflow only
-    aggregates them again (archive/trials.py, `make restore`)."""
+    """Trials packed into data/ and restored on an empty machine count as done: restore aggregates
+    their cells as the workflow would (archive/trials.py, `make restore`), and the workflow runs no
+    trial again."""
     results, data = tmp_path / "results", tmp_path / "data"
     first = subprocess.run(snakemake(paper_env, results, "smoke"), env=paper_env, capture_output=True, text=True,
                            timeout=300)
@@ -126,12 +127,14 @@ def test_restored_trials_are_not_run_again(tmp_path, host_env, nothing_left_behi
     before = json.loads(cell.read_text())
     assert archive.pack("smoke", ["hostnet"], results, data)["hostnet"].done == ["r1000/trial-1"]
     shutil.rmtree(results)                                    # the machine restarts empty
-    assert archive.restore("smoke", ["hostnet"], results, data)["hostnet"].done == ["r1000/trial-1"]
+    restored = archive.restore("smoke", ["hostnet"], results, data)["hostnet"]
+    assert restored.done == ["r1000/trial-1"] and restored.aggregated == ["r1000"]
+    assert json.loads(cell.read_text())["metrics"] == before["metrics"]
     again = subprocess.run(snakemake(paper_env, results, "smoke"), env=paper_env, capture_output=True, text=True,
                            timeout=300)
     assert again.returncode == 0, again.stderr[-3000:]
     out = again.stdout + again.stderr
-    assert "[plan] profile smoke: 0 trials to run" in out and "rule trial" not in out
+    assert "Nothing to be done" in out and "rule trial" not in out, out[-3000:]
     assert json.loads(cell.read_text())["metrics"] == before["metrics"]
 
 

@@ -66,8 +66,14 @@ def test_pack_then_restore_gives_the_same_files(tmp_path: Path) -> None:
         assert (back / "qdisc.csv").stat().st_mtime == int((t / "qdisc.csv").stat().st_mtime)
     assert (fresh / "full" / "westwood" / "cubic-t1" / "trial-2" / "invalid-attempts" / "1" / "summary.json").exists()
     assert not list(fresh.rglob("*.partial"))
+    # each restored cell is aggregated as the workflow's cell rule would, so an analysis run by hand
+    # over the restored tree reads it as measured
+    assert restored.aggregated == ["cubic-t1", "cubic-t3+loss_direction.data_only"]
+    cell = json.loads((fresh / "full" / "westwood" / "cubic-t1" / "cell.json").read_text())
+    assert cell["trials"] == [1, 2] and cell["expected_trials"] == load_paper("westwood").profile("full")["trials"]
     # a second restore touches nothing; a second pack writes nothing
-    assert arc.restore("full", ["westwood"], fresh, data)["westwood"].unchanged == packed.done
+    again = arc.restore("full", ["westwood"], fresh, data)["westwood"]
+    assert again.unchanged == packed.done and again.aggregated == []
     assert arc.pack("full", ["westwood"], results, data)["westwood"].unchanged == packed.done
 
 

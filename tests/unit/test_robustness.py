@@ -251,3 +251,19 @@ def test_a_stand_in_still_being_measured_is_not_measured(tmp_path):
     assert {p.name for p in (tmp_path / "alt").iterdir()} == {"cubic-rtt100-f2"}
     assert robustness.short_of_trials(results, alt, ["cubic-rtt100-f2"]) == {
         "cubic-rtt100-f2": f"{alt.twins['cubic-rtt100-f2']} (3/5)"}
+
+
+def test_trials_copied_in_without_their_cell_json_stop_the_judging_with_the_fix(tmp_path, capsys):
+    """A cell holding finished trials but no cell.json would read as never measured: the judging
+    refuses to run rather than call its claims not evaluated."""
+    results = tmp_path / "results" / "full" / "collateral"
+    measured(results, "cubic-rtt50-f1")
+    (results / "cubic-rtt50-f2" / "trial-1").mkdir(parents=True)
+    (results / "cubic-rtt50-f2" / "trial-1" / "summary.json").write_text("{}")
+    (results / "cubic-rtt50-f5" / "trial-1.partial").mkdir(parents=True)      # no summary: not finished
+    assert robustness.unaggregated(results) == ["cubic-rtt50-f2"]
+    assert robustness.main(["--paper", "collateral", "--profile", "full", "--results", str(results),
+                            "--out", str(tmp_path / "out.json")]) == 2
+    err = capsys.readouterr().err
+    assert "1 cells hold trials but no cell.json (cubic-rtt50-f2)" in err and "analysis.aggregate" in err
+    assert not (tmp_path / "out.json").exists()
