@@ -217,6 +217,37 @@ def judge_sample(cfg: PaperConfig, results: Path, sample: Path, reference: dict[
             "verdicts": {c: (v if c in read else NOT_RUN) for c, v in verdicts.items()}}
 
 
+def sample_based(results: Path, sample: Path, dest: Path) -> Path:
+    """`dest`: links to every cell of `results`, the second sample's own measure in place of each cell
+    it re-measured, a twin's too. The reference of a same-build control: the second sample, with the
+    twins beside it (their own second sample where one is measured: trials on the sample's build)."""
+    dest.mkdir()
+    for cell in sorted(c for c in results.iterdir() if c.is_dir()):
+        (dest / cell.name).symlink_to(((sample if finished(sample / cell.name) else results) / cell.name).resolve(),
+                                      target_is_directory=True)
+    return dest
+
+
+def same_build(cfg: PaperConfig, sample: Path, alt: Alternative, measured: list[str], base: Path,
+               base_verdicts: dict[str, tuple[str, set[str]]],
+               across: AbstractSet[str], paper: str, profile: str, tmp: Path) -> dict[str, Any] | None:
+    """The alternative judged against the second sample where the second sample ran on the twins' own
+    build: every touched cell re-measured in it, its trials and the twins' (theirs in `base`: their
+    own second sample where measured) on one kernel (or simulator build). A flip that holds there is
+    the choice's, not the build's; one that does not is no evidence of the choice. None where no
+    such control exists."""
+    if not measured or not all(finished(sample / c) for c in measured):
+        return None
+    twin_builds = set(builds(base, [alt.twins[c] for c in measured]))
+    if len(twin_builds) != 1 or set(builds(sample, measured)) != twin_builds:
+        return None
+    where = tmp / f"{alt.key}-same-build"
+    overlay(cfg, base, alt, where)
+    verdicts, _ = comparable(base_verdicts, verdicts_in(paper, profile, where), across)
+    return {"build": sorted(twin_builds), "base": {c: v for c, (v, _) in base_verdicts.items()},
+            "verdicts": verdicts}
+
+
 def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -> dict[str, Any]:
     """The reference's verdicts and each alternative's, with what each alternative still lacks, and
     the verdicts on the second sample (`sample`, where one is measured)."""
@@ -227,6 +258,8 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
         reference = verdicts_in(paper, profile, ref_dir)
         alts: list[dict[str, Any]] = []
         memo: dict[str, list[str]] = {}
+        base = sample_based(results, sample, Path(tmp) / "sample-based") if sample else None
+        base_verdicts: dict[str, tuple[str, set[str]]] | None = None
         for alt in cfg.alternatives:
             where = Path(tmp) / alt.key
             across = claims_reading(cfg, results, standing_in(cfg, alt), reference, paper, profile,
@@ -243,6 +276,13 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
             packed_cells = packed_elsewhere(results, alt, measured)
             packed_claims = claims_reading(cfg, results, set(packed_cells), reference, paper, profile,
                                            Path(tmp) / f"{alt.key}-packed")
+            checked = None
+            if base is not None and other and all(finished(sample / c) for c in measured):
+                if base_verdicts is None:
+                    overlay(cfg, base, None, Path(tmp) / "sample-reference")
+                    base_verdicts = verdicts_in(paper, profile, Path(tmp) / "sample-reference")
+                checked = same_build(cfg, sample, alt, measured, base, base_verdicts, across, paper, profile,
+                                     Path(tmp))
             alts.append({"choice": alt.choice, "alternative": alt.alternative, "reading": alt.reading,
                          "favoured": alt.favoured, "touched": len(touched), "not_measured": sorted(missing),
                          "incomplete": incomplete, "compares_both": sorted(across), "verdicts": verdicts,
@@ -251,7 +291,8 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
                          "other_build": {"cells": other, "claims": sorted(other_claims)},
                          "short": {"cells": sorted(short_cells.values()), "claims": sorted(short_claims)},
                          "packed_elsewhere": {"cells": sorted(packed_cells.values()),
-                                              "claims": sorted(packed_claims)}})
+                                              "claims": sorted(packed_claims)},
+                         **({"same_build": checked} if checked else {})})
         second = judge_sample(cfg, results, sample, reference, paper, profile, Path(tmp)) if sample else None
     return {"schema": SCHEMA, "paper": paper, "profile": profile,
             "reference": {c: v for c, (v, _) in reference.items()}, "alternatives": alts,
@@ -259,10 +300,25 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
 
 
 def flips(doc: dict[str, Any], claim: str) -> list[dict[str, Any]]:
-    """The alternatives under which the claim's verdict differs from the reference's (a claim not
-    evaluated under an alternative is not a flip: it was not run)."""
+    """The alternatives under which the claim's verdict differs from the reference's, or from the
+    second sample's in a same-build control (a claim not evaluated under an alternative is not a
+    flip: it was not run)."""
     ref = doc["reference"][claim]
-    return [a for a in doc["alternatives"] if a["verdicts"].get(claim, NOT_RUN) not in (ref, NOT_RUN, ACROSS)]
+    return [a for a in doc["alternatives"]
+            if a["verdicts"].get(claim, NOT_RUN) not in (ref, NOT_RUN, ACROSS) or control(a, claim) == "flips"]
+
+
+def control(alt: dict[str, Any], claim: str) -> str | None:
+    """What the alternative's same-build control says of the claim: "flips" (its verdict against the
+    second sample, all on the twins' build, differs from the second sample's), "holds", or None (no
+    control, or the claim not judged in it)."""
+    c = alt.get("same_build")
+    if not c:
+        return None
+    got, base = c["verdicts"].get(claim, NOT_RUN), c["base"].get(claim, NOT_RUN)
+    if NOT_RUN in (got, base) or got == ACROSS:
+        return None
+    return "holds" if got == base else "flips"
 
 
 def not_run(doc: dict[str, Any], claim: str) -> list[dict[str, Any]]:
@@ -298,8 +354,9 @@ def summary(doc: dict[str, Any], claim: str) -> str:
 
 def other_build(alt: dict[str, Any], claim: str) -> bool:
     """Whether the claim reads a cell whose stand-in under the alternative ran on another kernel (or
-    simulator build) than the reference cell: a flip there may come from the build, not the choice."""
-    return claim in alt.get("other_build", {}).get("claims", ())
+    simulator build) than the reference cell, and no same-build control confirms its flip: a flip
+    there may come from the build, not the choice."""
+    return claim in alt.get("other_build", {}).get("claims", ()) and control(alt, claim) != "flips"
 
 
 def short(alt: dict[str, Any], claim: str) -> bool:

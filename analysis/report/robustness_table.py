@@ -15,6 +15,7 @@ ACROSS = "n/a"
 OTHER_BUILD = "†"
 SHORT = "‡"
 PACKED = "§"
+ONE_BUILD = "°"
 
 
 def load(figures: Path, paper: str, profile: str) -> dict[str, Any] | None:
@@ -35,20 +36,27 @@ def cell(doc: dict[str, Any], alt: dict[str, Any], claim: str) -> str:
     if got == robustness.ACROSS:
         return ACROSS
     marks = (SHORT if robustness.short(alt, claim) else "") + (PACKED if robustness.packed(alt, claim) else "")
+    checked = robustness.control(alt, claim)
     if got == ref:
+        if checked == "flips":
+            return SAME + marks + f" (**{alt['same_build']['verdicts'][claim]}**{ONE_BUILD} on one build)"
         return SAME + marks
-    return f"**{got}**" + (OTHER_BUILD if robustness.other_build(alt, claim) else "") + marks
+    return (f"**{got}**" + (OTHER_BUILD if robustness.other_build(alt, claim) else "")
+            + (ONE_BUILD if checked == "flips" else "") + marks + (" (= on one build)" if checked == "holds" else ""))
 
 
 def favoured_flips(doc: dict[str, Any]) -> dict[str, list[str]]:
     """{claim: [alternative]} for every flip under an alternative the paper's text favours at least
     as much as the reading taken: these go into README's status, not only verdict.md. An alternative
     whose cells for the claim ran on another build than the reference's carries the mark, as does
-    one whose compact cells' claims input other code computed."""
+    one whose compact cells' claims input other code computed; a same-build control says whether the
+    flip holds on one build (ONE_BUILD) or not."""
     out: dict[str, list[str]] = {}
     for claim in doc["reference"]:
         keys = [robustness.key(a) + (OTHER_BUILD if robustness.other_build(a, claim) else "")
+                + (ONE_BUILD if robustness.control(a, claim) == "flips" else "")
                 + (PACKED if robustness.packed(a, claim) else "")
+                + (" (not on one build)" if robustness.control(a, claim) == "holds" else "")
                 for a in robustness.flips(doc, claim) if a["favoured"]]
         if keys:
             out[claim] = keys
@@ -126,6 +134,15 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
                 + "; ".join(f"`{robustness.key(a)}`: {len(a['other_build']['cells'])} cells on "
                             f"{', '.join(a['builds']['measured'])} against {', '.join(a['builds']['reference'])}"
                             for a in other) + ".", ""]
+    controlled = [a for a in alts if a.get("same_build")]
+    if controlled:
+        out += [f"Same-build control: where the reference's second sample ran on the alternative's own build, "
+                "the alternative is judged again against it (the twins beside the second sample, all on one "
+                f"kernel; docs/robustness.md). {ONE_BUILD}: the claim's verdict moves there too, so the flip is "
+                "the choice's, not the kernel's; \"= on one build\": it does not, so the flip is no evidence of "
+                "the choice (it may be the kernel's or the sample's); it still counts as a flip here. "
+                + "; ".join(f"`{robustness.key(a)}`: on {', '.join(a['same_build']['build'])}" for a in controlled)
+                + ".", ""]
     short = [a for a in alts if a.get("short", {}).get("cells")]
     if short:
         out += [f"{SHORT}: the claim reads a cell measured under the alternative with fewer valid trials than "

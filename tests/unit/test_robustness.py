@@ -267,3 +267,57 @@ def test_trials_copied_in_without_their_cell_json_stop_the_judging_with_the_fix(
     err = capsys.readouterr().err
     assert "1 cells hold trials but no cell.json (cubic-rtt50-f2)" in err and "analysis.aggregate" in err
     assert not (tmp_path / "out.json").exists()
+
+
+def test_a_same_build_control_confirms_a_flip_or_says_it_is_no_evidence_of_the_choice():
+    """Twins on another kernel than the reference, and a second sample on the twins' kernel: the
+    alternative judged against that sample says whether each flip holds on one build (° , no †), does
+    not (†, "= on one build", still a flip), or appears only there (a flip the mixed builds hid)."""
+    d = doc(queue_q100=(True, {"a": "partly", "b": "partly", "c": "partly"}))
+    alt = d["alternatives"][0]
+    alt["builds"] = {"measured": ["um-new"], "reference": ["um-old"]}
+    alt["other_build"] = {"cells": ["x"], "claims": ["a", "b", "c"]}
+    alt["same_build"] = {"build": ["um-new"],
+                         "base": {"a": "reproduced", "b": "partly", "c": "partly"},
+                         "verdicts": {"a": "partly", "b": "partly", "c": "not reproduced"}}
+    assert [robustness.control(alt, c) for c in "abc"] == ["flips", "holds", "flips"]
+    assert not robustness.other_build(alt, "a") and robustness.other_build(alt, "b")
+    assert [a["choice"] for a in robustness.flips(d, "c")] == ["queue"]           # hidden by the mixed builds
+    table = robustness_table.lines(d)
+    assert "| a | reproduced | **partly**° | depends on queue |" in table
+    assert "| b | not reproduced | **partly**† (= on one build) | depends on queue |" in table
+    assert "| c | partly | = (**not reproduced**° on one build) | depends on queue |" in table
+    assert any(line.startswith("Same-build control:") and "`queue.q100`: on um-new" in line for line in table)
+    assert robustness_table.favoured_flips(d) == {"a": ["queue.q100°"], "b": ["queue.q100† (not on one build)"],
+                                                  "c": ["queue.q100°"]}
+    line = status.favoured_flips_line(d, {"a", "b", "c"})
+    assert "the flip is the choice's" in line and "does not move" in line
+
+
+def test_the_same_build_control_runs_only_where_the_sample_and_the_twins_share_one_build(tmp_path):
+    """The control's base is the second sample, a twin's own second sample in place of the twin where
+    one is measured; it runs only where those and the re-measured cells ran on one build."""
+    cfg = load_paper("collateral")
+    alt = next(a for a in cfg.alternatives if a.key == "queue_accounting.dummynet")
+    results, sample = tmp_path / "results", tmp_path / "sample"
+    cells = ["cubic-rtt100-f1", "cubic-rtt100-f2"]
+    for c in cells:
+        provenance(results, c, "old")
+        provenance(results, alt.twins[c], "mid")
+        provenance(sample, c, "new")
+        for where in (results / c, results / alt.twins[c], sample / c):
+            (where / "cell.json").write_text(json.dumps({"expected_trials": 2, "n_valid": 2}))
+    base = robustness.sample_based(results, sample, tmp_path / "base")
+    assert (base / cells[0]).resolve() == (sample / cells[0]).resolve()
+    assert (base / alt.twins[cells[0]]).resolve() == (results / alt.twins[cells[0]]).resolve()
+    args = ({}, frozenset(), "collateral", "full", tmp_path)
+    assert robustness.same_build(cfg, sample, alt, cells, base, *args) is None      # twins on "mid"
+    provenance(sample, "cubic-rtt100-f5", "new")                                     # not finished: no cell.json
+    assert robustness.same_build(cfg, sample, alt, [*cells, "cubic-rtt100-f5"], base, *args) is None
+    for c in cells:                                                                  # the twins' own second sample
+        provenance(sample, alt.twins[c], "new")
+        (sample / alt.twins[c] / "cell.json").write_text(json.dumps({"expected_trials": 2, "n_valid": 2}))
+    base = robustness.sample_based(results, sample, tmp_path / "base2")
+    assert (base / alt.twins[cells[0]]).resolve() == (sample / alt.twins[cells[0]]).resolve()
+    (sample / cells[1] / "trial-2" / "provenance.json").write_text(json.dumps({"kernel": {"release": "other"}}))
+    assert robustness.same_build(cfg, sample, alt, cells, base, *args) is None      # two builds in the sample
