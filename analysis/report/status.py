@@ -82,11 +82,13 @@ def favoured_flips_line(doc: dict[str, Any] | None, claims: set[str]) -> str:
     other = any(mark in k for keys in flips.values() for k in keys)
     by_other_code = any(packed in k for keys in flips.values() for k in keys)
     on_one = any(one in k for keys in flips.values() for k in keys)
+    unconfirmed = any("not on one build" in k for keys in flips.values() for k in keys)
     return (" Verdicts that flip under an open choice's alternative the paper's text favours at least as much "
             "as ours: " + "; ".join(robustness_table.flip_text(doc, c, k) for c, k in flips.items()) + "."
             + (f" {mark}: measured on another kernel than the reference cells it replaces; the flip may be "
-               "the kernel's (verdict.md); \"not on one build\": judged against a second sample of the "
-               "reference on the twins' own kernel, the verdict does not move." if other else "")
+               "the kernel's (verdict.md)." if other else "")
+            + (" \"not on one build\": judged against a second sample of the reference on the twins' own "
+               "kernel, the verdict does not move." if unconfirmed else "")
             + (f" {one}: the verdict moves against a second sample of the reference on the twins' own kernel "
                "too: the flip is the choice's (verdict.md)." if on_one else "")
             + (f" {packed}: read from compact cells whose claims input other code than this checkout's "
