@@ -277,7 +277,7 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
             packed_claims = claims_reading(cfg, results, set(packed_cells), reference, paper, profile,
                                            Path(tmp) / f"{alt.key}-packed")
             checked = None
-            if base is not None and other and all(finished(sample / c) for c in measured):
+            if sample is not None and base is not None and other and all(finished(sample / c) for c in measured):
                 if base_verdicts is None:
                     overlay(cfg, base, None, Path(tmp) / "sample-reference")
                     base_verdicts = verdicts_in(paper, profile, Path(tmp) / "sample-reference")
