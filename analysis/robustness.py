@@ -194,22 +194,20 @@ def second_sample_dir(results: Path) -> Path:
     return results.parent.parent / SECOND_SAMPLE / results.parent.name / results.name
 
 
-def judge_sample(cfg: PaperConfig, results: Path, sample: Path, reference: dict[str, tuple[str, set[str]]],
+Verdicts = dict[str, tuple[str, set[str]]]
+
+
+def judge_sample(cfg: PaperConfig, results: Path, sample: Path, reference: Verdicts, sampled: Verdicts,
                  paper: str, profile: str, tmp: Path) -> dict[str, Any] | None:
-    """The verdicts with the cells the second sample measured in place of the reference's; a claim
-    that reads none of them is "not evaluated" there (not re-sampled), as is one that lacks data
-    under it that it had in the reference."""
+    """The verdicts with the cells the second sample measured in place of the reference's (`sampled`:
+    the analysis over `sample_based`); a claim that reads none of them is "not evaluated" there (not
+    re-sampled), as is one that lacks data under it that it had in the reference."""
     cells = sorted(c for c in cfg.cells_by_id if finished(sample / c) and (results / c / "cell.json").exists())
     if not cells:
         return None
-    where = tmp / "second-sample"
-    where.mkdir()
     measured = [c for c in cfg.cells_by_id if (results / c / "cell.json").exists()]
-    for cell_id in measured:
-        (where / cell_id).symlink_to(((sample if cell_id in cells else results) / cell_id).resolve(),
-                                     target_is_directory=True)
     read = claims_reading(cfg, results, set(cells), reference, paper, profile, tmp / "second-sample-read")
-    verdicts, _ = comparable(reference, verdicts_in(paper, profile, where))
+    verdicts, _ = comparable(reference, sampled)
     trials = sorted({int(k) for c in cells
                      for k in json.loads((sample / c / "cell.json").read_text()).get("trials", [])})
     return {"cells": len(cells), "of": len(measured), "trials": trials,
@@ -259,7 +257,10 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
         alts: list[dict[str, Any]] = []
         memo: dict[str, list[str]] = {}
         base = sample_based(results, sample, Path(tmp) / "sample-based") if sample else None
-        base_verdicts: dict[str, tuple[str, set[str]]] | None = None
+        sampled: dict[str, tuple[str, set[str]]] | None = None
+        if base is not None:
+            overlay(cfg, base, None, Path(tmp) / "second-sample")
+            sampled = verdicts_in(paper, profile, Path(tmp) / "second-sample")
         for alt in cfg.alternatives:
             where = Path(tmp) / alt.key
             across = claims_reading(cfg, results, standing_in(cfg, alt), reference, paper, profile,
@@ -276,13 +277,8 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
             packed_cells = packed_elsewhere(results, alt, measured)
             packed_claims = claims_reading(cfg, results, set(packed_cells), reference, paper, profile,
                                            Path(tmp) / f"{alt.key}-packed")
-            checked = None
-            if sample is not None and base is not None and other and all(finished(sample / c) for c in measured):
-                if base_verdicts is None:
-                    overlay(cfg, base, None, Path(tmp) / "sample-reference")
-                    base_verdicts = verdicts_in(paper, profile, Path(tmp) / "sample-reference")
-                checked = same_build(cfg, sample, alt, measured, base, base_verdicts, across, paper, profile,
-                                     Path(tmp))
+            checked = (same_build(cfg, sample, alt, measured, base, sampled, across, paper, profile, Path(tmp))
+                       if sample and base and sampled is not None and other else None)
             alts.append({"choice": alt.choice, "alternative": alt.alternative, "reading": alt.reading,
                          "favoured": alt.favoured, "touched": len(touched), "not_measured": sorted(missing),
                          "incomplete": incomplete, "compares_both": sorted(across), "verdicts": verdicts,
@@ -293,7 +289,8 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
                          "packed_elsewhere": {"cells": sorted(packed_cells.values()),
                                               "claims": sorted(packed_claims)},
                          **({"same_build": checked} if checked else {})})
-        second = judge_sample(cfg, results, sample, reference, paper, profile, Path(tmp)) if sample else None
+        second = (judge_sample(cfg, results, sample, reference, sampled, paper, profile, Path(tmp))
+                  if sample and sampled is not None else None)
     return {"schema": SCHEMA, "paper": paper, "profile": profile,
             "reference": {c: v for c, (v, _) in reference.items()}, "alternatives": alts,
             **({"second_sample": second} if second else {})}
