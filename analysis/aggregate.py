@@ -162,6 +162,15 @@ def write_cell(
     return out
 
 
+def unaggregated(results: Path, cells: Iterable[str] | None = None) -> list[str]:
+    """The cells under `results` (of `cells`, when given) that hold trials (not one still under way,
+    `.partial`) but no cell.json: trials restored or copied in by hand, which an analysis would take
+    for cells never measured."""
+    names = sorted(c.name for c in results.iterdir() if c.is_dir()) if cells is None else list(cells)
+    return [c for c in names if not (results / c / "cell.json").exists()
+            and any(t.is_dir() and t.suffix != ".partial" for t in (results / c).glob("trial-*"))]
+
+
 def aggregate_metrics(summaries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per metric, its trials' values and their trimmed statistics, from [{"trial": k, "metrics":
     {...}}, ...] (summary.json documents, or a paper's own per-trial metrics)."""

@@ -34,7 +34,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
-from analysis import claims_input
+from analysis import aggregate, claims_input
 from configuration import CHECKOUT, SECOND_SAMPLE
 from configuration.choices import Alternative
 from configuration.load import CONFIG_DIR, PaperConfig
@@ -227,8 +227,8 @@ def sample_based(results: Path, sample: Path, dest: Path) -> Path:
 
 
 def same_build(cfg: PaperConfig, sample: Path, alt: Alternative, measured: list[str], base: Path,
-               base_verdicts: dict[str, tuple[str, set[str]]],
-               across: AbstractSet[str], paper: str, profile: str, tmp: Path) -> dict[str, Any] | None:
+               base_verdicts: Verdicts, across: AbstractSet[str], paper: str, profile: str,
+               tmp: Path) -> dict[str, Any] | None:
     """The alternative judged against the second sample where the second sample ran on the twins' own
     build: every touched cell re-measured in it, its trials and the twins' (theirs in `base`: their
     own second sample where measured) on one kernel (or simulator build). A flip that holds there is
@@ -257,7 +257,7 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
         alts: list[dict[str, Any]] = []
         memo: dict[str, list[str]] = {}
         base = sample_based(results, sample, Path(tmp) / "sample-based") if sample else None
-        sampled: dict[str, tuple[str, set[str]]] | None = None
+        sampled: Verdicts | None = None
         if base is not None:
             overlay(cfg, base, None, Path(tmp) / "second-sample")
             sampled = verdicts_in(paper, profile, Path(tmp) / "second-sample")
@@ -372,13 +372,6 @@ def key(alt: dict[str, Any]) -> str:
     return f"{alt['choice']}.{alt['alternative']}"
 
 
-def unaggregated(results: Path) -> list[str]:
-    """The cells under `results` that hold finished trials but no cell.json: trials copied in by hand,
-    which every reading here would take for a cell never measured."""
-    return sorted(c.name for c in results.iterdir() if c.is_dir() and not (c / "cell.json").exists()
-                  and any((t / "summary.json").exists() for t in c.glob("trial-*")))
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis.robustness", description=__doc__.split("\n")[0])
     ap.add_argument("--paper", required=True)
@@ -398,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --second-sample {sample}: no such folder", file=sys.stderr)
         return 2
     for folder in [results] + ([sample] if sample.is_dir() else []):
-        if lost := unaggregated(folder):
+        if lost := aggregate.unaggregated(folder):
             print(f"error: {folder}: {len(lost)} cells hold trials but no cell.json ({', '.join(lost[:3])}"
                   f"{', ...' if len(lost) > 3 else ''}), so they would count as not measured; aggregate them "
                   f"(`python -m analysis.aggregate --expected N {folder}/<cell>`, or the workflow; `tcprepro "

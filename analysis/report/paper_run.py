@@ -17,6 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from analysis import aggregate
 from analysis.paper_tables import load_cells
 from cc.registry import entry
 from configuration import CHECKOUT
@@ -191,8 +192,7 @@ def figures_main(paper: str, load: Callable[[str, Path, Path], PaperRun],
         return 2
     # a profile of the config's (a test's own profile name has no cell list to hold it to)
     listed = load_paper(CONFIG_DIR / f"{paper}.yaml").cells(a.profile) if a.profile in PROFILES else []
-    unaggregated = [c.cell_id for c in listed if not (results / c.cell_id / "cell.json").exists()
-                    and any(t.suffix != ".partial" for t in (results / c.cell_id).glob("trial-*"))]
+    unaggregated = aggregate.unaggregated(results, [c.cell_id for c in listed])
     if unaggregated:
         # e.g. trials just restored from data/: drawn now, these cells would count as not run and
         # overwrite a committed reference's figures and verdicts with empty ones

@@ -5,7 +5,7 @@ robust; flips under an alternative the text favours reach README's status."""
 import json
 from pathlib import Path
 
-from analysis import robustness
+from analysis import aggregate, robustness
 from analysis.report import robustness_table, status
 from experiments import load_paper
 from sim import equivalence
@@ -261,7 +261,7 @@ def test_trials_copied_in_without_their_cell_json_stop_the_judging_with_the_fix(
     (results / "cubic-rtt50-f2" / "trial-1").mkdir(parents=True)
     (results / "cubic-rtt50-f2" / "trial-1" / "summary.json").write_text("{}")
     (results / "cubic-rtt50-f5" / "trial-1.partial").mkdir(parents=True)      # no summary: not finished
-    assert robustness.unaggregated(results) == ["cubic-rtt50-f2"]
+    assert aggregate.unaggregated(results) == ["cubic-rtt50-f2"]
     assert robustness.main(["--paper", "collateral", "--profile", "full", "--results", str(results),
                             "--out", str(tmp_path / "out.json")]) == 2
     err = capsys.readouterr().err
