@@ -34,7 +34,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
-from analysis import aggregate, claims_input
+from analysis import aggregate, claims_input, robustness_lane
 from configuration import CHECKOUT, SECOND_SAMPLE
 from configuration.choices import Alternative
 from configuration.load import CONFIG_DIR, PaperConfig
@@ -291,9 +291,10 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
                          **({"same_build": checked} if checked else {})})
         second = (judge_sample(cfg, results, sample, reference, sampled, paper, profile, Path(tmp))
                   if sample and sampled is not None else None)
+    lane = robustness_lane.judge(paper, profile, {c: v for c, (v, _) in reference.items()})
     return {"schema": SCHEMA, "paper": paper, "profile": profile,
             "reference": {c: v for c, (v, _) in reference.items()}, "alternatives": alts,
-            **({"second_sample": second} if second else {})}
+            **({"second_sample": second} if second else {}), **({"lane": lane} if lane else {})}
 
 
 def flips(doc: dict[str, Any], claim: str) -> list[dict[str, Any]]:
@@ -335,8 +336,11 @@ def summary(doc: dict[str, Any], claim: str) -> str:
     """robust (the same verdict under every alternative, leaving out those whose two readings the
     claim itself compares), depends on <choices>, rests on the sample (a second sample of the
     reference alone moves it: a flip under an alternative is then no evidence of the choice), or
-    not yet run."""
-    flipped = sorted({a["choice"] for a in flips(doc, claim)})
+    not yet run. The lane counts as a choice where the claim is judged on both lanes
+    (analysis/robustness_lane.py); elsewhere the lane is not known, which the table's lane column
+    and README's count of claims the lane reached say."""
+    lane = {"lane"} if robustness_lane.flips(doc, claim) else set()
+    flipped = sorted({a["choice"] for a in flips(doc, claim)} | lane)
     if rests_on_sample(doc, claim):
         return SAMPLE + (f" (flips under {', '.join(flipped)} too)" if flipped else "")
     if flipped:

@@ -252,6 +252,13 @@ def figure_inputs(paper):
     return cell_files(paper) + figure_trials(paper)
 
 
+def lane_inputs(paper):
+    """What the robustness judging reads of the lanes (analysis/robustness_lane.py): the
+    cross-validation's config and its committed snapshots of the paper's cells on each lane."""
+    base = Path(workflow.basedir)
+    return [str(base / "config" / "crossval.yaml")] + sorted(str(p) for p in base.glob(f"data/crossval/*/{paper}.json"))
+
+
 def robustness_file(paper):
     """The paper's verdicts under its open choices' alternatives: made by rule robustness when the
     run selects alternatives, else read when one exists (a committed reference's), as ancient():

@@ -41,7 +41,7 @@ rule html_report:
 # when the run selects alternatives (`--config robustness=...`): otherwise a committed file is read.
 if ROBUST:
     rule robustness:
-        input: lambda w: cell_files(w.paper)
+        input: lambda w: cell_files(w.paper) + lane_inputs(w.paper)
         output: str(FIGURES / "{paper}" / f"{PROFILE}-robustness.json")
         wildcard_constraints: paper="|".join(FIGURED) or "(?!)"
         params: results=lambda w: RESULTS / w.paper, code=lambda w: code_digest(w.paper, "figures"), profile=PROFILE

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from analysis import robustness
+from analysis import robustness, robustness_lane
 from experiments import load_paper
 
 SAME = "="
@@ -77,6 +77,38 @@ def sample_cell(doc: dict[str, Any], claim: str) -> str:
     return SAME if got == doc["reference"][claim] else f"**{got}**"
 
 
+def lane_cell(doc: dict[str, Any], claim: str) -> str:
+    """The claim's verdict on each lane of the cross-validation, bold where they differ."""
+    got = doc["lane"]["verdicts"].get(claim)
+    if not got:
+        return NOT_RUN
+    if robustness_lane.flips(doc, claim):
+        return "**" + "; ".join(f"{run}: {v}" for run, v in got.items()) + "**"
+    return f"both: {next(iter(got.values()))}"
+
+
+def lane_flip_text(doc: dict[str, Any], claim: str) -> str:
+    return f"{claim} ({', '.join(f'{run}: {v}' for run, v in doc['lane']['verdicts'][claim].items())})"
+
+
+def lane_lines(doc: dict[str, Any]) -> list[str]:
+    """What the lane column compares and which claims the lane moves."""
+    lane = doc["lane"]
+    moved = [c for c in doc["reference"] if robustness_lane.flips(doc, c)]
+    runs = " and ".join(f"`{r['run']}` ({r['what']}; kernel {', '.join(r['kernels'])})" for r in lane["runs"])
+    return [f"The lane column sets the two lanes side by side, each lane's trials judged alone by this "
+            f"paper's analysis (docs/robustness.md, \"The lane\"): {runs}, on the "
+            f"{len(lane['runs'][0]['cells'])} cells the cross-validation measured on both with one procedure "
+            f"(config/crossval.yaml: \"{lane['comparison']}\"), which need not be the reference's today. "
+            "A claim is judged there only when it "
+            f"lacks no value on either lane: {len(lane['verdicts'])} of {len(doc['reference'])} do; for the "
+            f"others (`{NOT_RUN}`) the lane is not known. "
+            + "".join(f"`{r['run']}` kept its cells' statistics but not its trials' values, so no claim has a noise "
+                      "estimate there. " for r in lane["runs"] if not r["values_kept"])
+            + (f"The lane moves {len(moved)}: {', '.join(lane_flip_text(doc, c) for c in moved)}."
+               if moved else "The lane moves none of them."), ""]
+
+
 def sample_lines(doc: dict[str, Any]) -> list[str]:
     """What the second sample is and which claims it moves."""
     s = doc["second_sample"]
@@ -113,19 +145,23 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
            f"project's own checks, not the paper's claims. {counted}.", ""]
     if not alts:
         return [*out, "This paper's open choices have no alternatives to run.", ""]
-    sampled = "second_sample" in doc
-    head = ["second sample"] * sampled + [f"`{robustness.key(a)}`{'*' if a['favoured'] else ''}" for a in alts]
+    sampled, laned = "second_sample" in doc, "lane" in doc
+    head = (["second sample"] * sampled + ["lane"] * laned
+            + [f"`{robustness.key(a)}`{'*' if a['favoured'] else ''}" for a in alts])
     out += ["| claim | reference | " + " | ".join(head) + " | summary |",
             "|---|---|" + "---|" * len(head) + "---|"]
     for c in claims:
         name = f"{c} (beyond)" if c in beyond else c
-        row = ([sample_cell(doc, c)] if sampled else []) + [cell(doc, a, c) for a in alts]
+        row = (([sample_cell(doc, c)] if sampled else []) + ([lane_cell(doc, c)] if laned else [])
+               + [cell(doc, a, c) for a in alts])
         out.append(f"| {name} | {doc['reference'][c]} | " + " | ".join(row) + f" | {robustness.summary(doc, c)} |")
     measured = [f"`{robustness.key(a)}`: {a['touched'] - len(a['not_measured'])} of {a['touched']}" for a in alts]
     out += ["", "Cells measured under each alternative, of the reference's cells it touches: "
             + "; ".join(measured) + ".", ""]
     if sampled:
         out += sample_lines(doc)
+    if laned:
+        out += lane_lines(doc)
     other = [a for a in alts if a.get("other_build", {}).get("cells")]
     if other:
         out += [f"{OTHER_BUILD}: the flip reads cells measured under the alternative on another kernel (or "

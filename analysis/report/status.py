@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from analysis import robustness
+from analysis import robustness, robustness_lane
 from analysis.report import claims_markdown, robustness_table
 from analysis.report.rejudge import archive_folder, archived
 from analysis.verdicts import VERDICTS
@@ -51,7 +51,8 @@ def block(figures: Path = CHECKOUT / "figures") -> str:
                    f" Its raw trials are not archived (`{archive_folder(paper, 'full')}` holds none), so these "
                    "verdicts cannot be recomputed from trials: every comparison is missing until it is measured "
                    "again.")
-                + favoured_flips_line(doc, {v["claim"] for v in mine}))
+                + favoured_flips_line(doc, {v["claim"] for v in mine})
+                + lane_flips_line(doc, {v["claim"] for v in mine}))
         lines.append(textwrap.fill(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False))
     return "\n".join([BEGIN, *rows, "", *lines, END])
 
@@ -65,9 +66,21 @@ def robust_cell(doc: dict[str, Any] | None, claims: list[str]) -> str:
     words = [robustness.summary(doc, c) for c in claims if c in doc["reference"]]
     waiting = sum(w.startswith("not yet run") for w in words)
     sampled = sum(w.startswith(robustness.SAMPLE) for w in words)
+    lane = [c for c in robustness_lane.judged(doc) if c in claims]
     notes = ([f"{waiting} not yet run under all"] * bool(waiting)
-             + [f"{sampled} {'rest' if sampled != 1 else 'rests'} on the sample"] * bool(sampled))
+             + [f"{sampled} {'rest' if sampled != 1 else 'rests'} on the sample"] * bool(sampled)
+             + [f"the lane judged for {len(lane)}"] * ("lane" in doc))
     return f"{words.count('robust')} of {len(claims)}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def lane_flips_line(doc: dict[str, Any] | None, claims: set[str]) -> str:
+    """The paper's verdicts the lane moves, where a claim is judged on both lanes: no lane is the
+    paper's, so each such flip is said here."""
+    moved = [c for c in robustness_lane.judged(doc or {}) if c in claims and robustness_lane.flips(doc or {}, c)]
+    if not moved:
+        return ""
+    return (" Verdicts the lane moves (the cross-validation's cells and procedure, judged on each lane alone): "
+            + "; ".join(robustness_table.lane_flip_text(doc or {}, c) for c in moved) + ".")
 
 
 def favoured_flips_line(doc: dict[str, Any] | None, claims: set[str]) -> str:
