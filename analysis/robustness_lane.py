@@ -22,6 +22,7 @@ from typing import Any
 from analysis.crossval import metrics as crossval
 
 COMPARISON = "substrate"
+PLANNED = 5          # trials per cell on each lane (config/crossval.yaml: "five trials each")
 
 
 def comparison(paper: str) -> dict[str, Any] | None:
@@ -87,7 +88,9 @@ def judge(paper: str, profile: str, reference: dict[str, str],
         verdicts[claim] = {run: v for run, (v, _) in zip(runs, got, strict=True)}
     return {"comparison": comp["title"],
             "runs": [{"run": r, "what": comp["runs"][r], "kernels": s["kernels"], "cells": sorted(s["cells"]),
-                      "values_kept": any(m.get("values") for c in s["cells"].values() for m in c.values())}
+                      "values_kept": any(m.get("values") for c in s["cells"].values() for m in c.values()),
+                      "short": {c: n for c, ms in sorted(s["cells"].items())
+                                if 0 < (n := max(len(m.get("values") or []) for m in ms.values())) < PLANNED}}
                      for r, s in zip(runs, snaps, strict=True)],
             "verdicts": verdicts}
 

@@ -105,6 +105,9 @@ def lane_lines(doc: dict[str, Any]) -> list[str]:
             f"others (`{NOT_RUN}`) the lane is not known. "
             + "".join(f"`{r['run']}` kept its cells' statistics but not its trials' values, so no claim has a noise "
                       "estimate there. " for r in lane["runs"] if not r["values_kept"])
+            + "".join(f"`{r['run']}` has fewer than {robustness_lane.PLANNED} valid trials in "
+                      + ", ".join(f"{c} ({n})" for c, n in r["short"].items()) + ". "
+                      for r in lane["runs"] if r.get("short"))
             + (f"The lane moves {len(moved)}: {', '.join(lane_flip_text(doc, c) for c in moved)}."
                if moved else "The lane moves none of them."), ""]
 

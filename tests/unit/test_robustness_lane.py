@@ -111,3 +111,19 @@ def test_a_snapshot_without_its_trials_values_judges_no_claim():
                              "not_measured": [], "verdicts": reference}]}
     assert any("kept its cells' statistics but not its trials' values" in line
                for line in robustness_table.lines(doc))
+
+
+def test_a_lane_cell_short_of_its_five_trials_is_named(tmp_path):
+    root = snapshots(tmp_path, "westwood")
+
+    def one_trial_rejected(cells):
+        for m in cells["cubic-t1"].values():
+            m["values"].pop()
+    edit(root, "uml-iperf3", "westwood", one_trial_rejected)
+    lane = robustness_lane.judge("westwood", "full", {c: "reproduced" for c in WESTWOOD_CLAIMS}, root)
+    assert lane["runs"][0]["short"] == {} and lane["runs"][1]["short"] == {"cubic-t1": 4}
+    doc = {"reference": {c: "reproduced" for c in WESTWOOD_CLAIMS}, "lane": lane,
+           "alternatives": [{"choice": "queue", "alternative": "q100", "favoured": True, "touched": 1,
+                             "not_measured": [], "verdicts": {}}]}
+    assert any("`uml-iperf3` has fewer than 5 valid trials in cubic-t1 (4)" in line
+               for line in robustness_table.lines(doc))
