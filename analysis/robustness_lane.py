@@ -61,6 +61,13 @@ def cells_of(snapshot: dict[str, Any], dest: Path) -> Path:
     return dest
 
 
+def short_cells(snapshot: dict[str, Any]) -> dict[str, int]:
+    """{cell: valid trials} for the snapshot's cells with some but fewer than PLANNED."""
+    counts = {c: max((len(m.get("values") or []) for m in ms.values()), default=0)
+              for c, ms in sorted(snapshot["cells"].items())}
+    return {c: n for c, n in counts.items() if 0 < n < PLANNED}
+
+
 def judge(paper: str, profile: str, reference: dict[str, str],
           root: Path = crossval.SNAPSHOTS) -> dict[str, Any] | None:
     """{comparison, runs, verdicts: {claim: {run: verdict}} for the claims judged on both lanes}, or
@@ -89,8 +96,7 @@ def judge(paper: str, profile: str, reference: dict[str, str],
     return {"comparison": comp["title"],
             "runs": [{"run": r, "what": comp["runs"][r], "kernels": s["kernels"], "cells": sorted(s["cells"]),
                       "values_kept": any(m.get("values") for c in s["cells"].values() for m in c.values()),
-                      "short": {c: n for c, ms in sorted(s["cells"].items())
-                                if 0 < (n := max(len(m.get("values") or []) for m in ms.values())) < PLANNED}}
+                      "short": short_cells(s)}
                      for r, s in zip(runs, snaps, strict=True)],
             "verdicts": verdicts}
 
