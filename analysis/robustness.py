@@ -242,8 +242,16 @@ def same_build(cfg: PaperConfig, sample: Path, alt: Alternative, measured: list[
     where = tmp / f"{alt.key}-same-build"
     overlay(cfg, base, alt, where)
     verdicts, _ = comparable(base_verdicts, verdicts_in(paper, profile, where), across)
+    # the twins it reads (their own second sample where measured) get the checks the alternative's get
+    short_cells, packed_cells = short_of_trials(base, alt, measured), packed_elsewhere(base, alt, measured)
     return {"build": sorted(twin_builds), "base": {c: v for c, (v, _) in base_verdicts.items()},
-            "verdicts": verdicts}
+            "verdicts": verdicts,
+            "short": {"cells": sorted(short_cells.values()),
+                      "claims": sorted(claims_reading(cfg, base, set(short_cells), base_verdicts, paper, profile,
+                                                      tmp / f"{alt.key}-same-build-short"))},
+            "packed_elsewhere": {"cells": sorted(packed_cells.values()),
+                                 "claims": sorted(claims_reading(cfg, base, set(packed_cells), base_verdicts, paper,
+                                                                 profile, tmp / f"{alt.key}-same-build-packed"))}}
 
 
 def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -> dict[str, Any]:
@@ -362,13 +370,15 @@ def other_build(alt: dict[str, Any], claim: str) -> bool:
 
 def short(alt: dict[str, Any], claim: str) -> bool:
     """Whether the claim reads a cell whose stand-in under the alternative has fewer valid trials than
-    planned: its verdict there rests on fewer trials than the reference's."""
+    planned: its verdict there rests on fewer trials than the reference's. Given the alternative's
+    `same_build` record, the same of the stand-ins its control reads."""
     return claim in alt.get("short", {}).get("claims", ())
 
 
 def packed(alt: dict[str, Any], claim: str) -> bool:
     """Whether the claim reads a compact stand-in whose claims input other code than this checkout's
-    computed: its verdict there is the packing code's reading of the traces."""
+    computed: its verdict there is the packing code's reading of the traces (as `short`, of an
+    alternative or of its same-build control)."""
     return claim in alt.get("packed_elsewhere", {}).get("claims", ())
 
 

@@ -35,14 +35,32 @@ def cell(doc: dict[str, Any], alt: dict[str, Any], claim: str) -> str:
         return NOT_RUN
     if got == robustness.ACROSS:
         return ACROSS
-    marks = (SHORT if robustness.short(alt, claim) else "") + (PACKED if robustness.packed(alt, claim) else "")
+    marks = checks(alt, claim)
     checked = robustness.control(alt, claim)
+    control = checks(alt.get("same_build", {}), claim)       # of the twins the control reads
     if got == ref:
         if checked == "flips":
-            return SAME + marks + f" (**{alt['same_build']['verdicts'][claim]}**{ONE_BUILD} on one build)"
+            return SAME + marks + f" (**{alt['same_build']['verdicts'][claim]}**{ONE_BUILD}{control} on one build)"
         return SAME + marks
     return (f"**{got}**" + (OTHER_BUILD if robustness.other_build(alt, claim) else "")
-            + (ONE_BUILD if checked == "flips" else "") + marks + (" (= on one build)" if checked == "holds" else ""))
+            + (ONE_BUILD + control if checked == "flips" else "") + marks
+            + (f" (= on one build{control})" if checked == "holds" else ""))
+
+
+def checks(judged: dict[str, Any], claim: str) -> str:
+    """The marks of a judging (an alternative's, or its same-build control's) for the claim: fewer
+    valid trials than planned, claims input other code computed."""
+    return (SHORT if robustness.short(judged, claim) else "") + (PACKED if robustness.packed(judged, claim) else "")
+
+
+def marked(alts: list[dict[str, Any]], check: str) -> str:
+    """The cells behind a mark, per alternative and per same-build control ("" when none)."""
+    parts = []
+    for a in alts:
+        for where, judged in (("", a), (" (same-build control)", a.get("same_build", {}))):
+            if judged.get(check, {}).get("cells"):
+                parts.append(f"`{robustness.key(a)}`{where}: {', '.join(judged[check]['cells'])}")
+    return "; ".join(parts)
 
 
 def favoured_flips(doc: dict[str, Any]) -> dict[str, list[str]]:
@@ -182,20 +200,19 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
                 "the choice (it may be the kernel's or the sample's); it still counts as a flip here. "
                 + "; ".join(f"`{robustness.key(a)}`: on {', '.join(a['same_build']['build'])}" for a in controlled)
                 + ".", ""]
-    short = [a for a in alts if a.get("short", {}).get("cells")]
+    short = marked(alts, "short")
     if short:
         out += [f"{SHORT}: the claim reads a cell measured under the alternative with fewer valid trials than "
                 "the five planned (the others failed their fidelity checks), so its verdict there rests on "
-                "fewer trials than the reference's: "
-                + "; ".join(f"`{robustness.key(a)}`: {', '.join(a['short']['cells'])}" for a in short) + ".", ""]
-    packed = [a for a in alts if a.get("packed_elsewhere", {}).get("cells")]
+                f"fewer trials than the reference's; after {ONE_BUILD} or inside \"on one build\", a cell the "
+                "same-build control reads: " + short + ".", ""]
+    packed = marked(alts, "packed_elsewhere")
     if packed:
         out += [f"{PACKED}: the claim reads a cell measured under the alternative that is archived compactly "
                 "(its claims input, not its raw traces) and whose claims input other code than this checkout's "
                 "computed, so its verdict there is that code's reading of the traces; measuring the cell again "
-                "reads them with this code (docs/robustness.md): "
-                + "; ".join(f"`{robustness.key(a)}`: {', '.join(a['packed_elsewhere']['cells'])}" for a in packed)
-                + ".", ""]
+                f"reads them with this code (docs/robustness.md); after {ONE_BUILD} or inside \"on one "
+                "build\", a cell the same-build control reads: " + packed + ".", ""]
     flips = favoured_flips(doc)
     if flips:
         out += ["Verdicts that flip under an alternative the paper's text favours at least as much as ours: "

@@ -321,3 +321,35 @@ def test_the_same_build_control_runs_only_where_the_sample_and_the_twins_share_o
     assert (base / alt.twins[cells[0]]).resolve() == (sample / alt.twins[cells[0]]).resolve()
     (sample / cells[1] / "trial-2" / "provenance.json").write_text(json.dumps({"kernel": {"release": "other"}}))
     assert robustness.same_build(cfg, sample, alt, cells, base, *args) is None      # two builds in the sample
+
+
+def test_the_twins_a_same_build_control_reads_get_the_alternatives_checks(tmp_path):
+    """A twin's own second sample short of its trials marks the control's reading with ‡, in the
+    cell and in the note that names the cells, as a short twin marks the alternative's."""
+    cfg = load_paper("collateral")
+    alt = next(a for a in cfg.alternatives if a.key == "queue_accounting.dummynet")
+    results, sample = tmp_path / "results", tmp_path / "sample"
+    cells = ["cubic-rtt100-f1", "cubic-rtt100-f2"]
+    for c in cells:
+        provenance(results, c, "old")
+        for where in (results, sample):
+            provenance(where, alt.twins[c], "new")
+        provenance(sample, c, "new")
+        for where in (results / c, results / alt.twins[c], sample / c, sample / alt.twins[c]):
+            (where / "cell.json").write_text(json.dumps({"expected_trials": 2, "n_valid": 2}))
+    short_twin = sample / alt.twins[cells[0]]
+    (short_twin / "cell.json").write_text(json.dumps({"expected_trials": 2, "n_valid": 1, "complete": False,
+                                                      "excluded": [2]}))
+    base = robustness.sample_based(results, sample, tmp_path / "base")
+    got = robustness.same_build(cfg, sample, alt, cells, base, {}, frozenset(), "collateral", "full", tmp_path)
+    assert got["build"] == ["new"] and got["short"]["cells"] == [f"{alt.twins[cells[0]]} (1/2)"]
+    assert got["packed_elsewhere"]["cells"] == []
+    d = doc(queue_q100=(True, {"a": "partly", "b": "partly", "c": "partly"}))
+    a = d["alternatives"][0]
+    a["same_build"] = {"build": ["um-new"], "base": {"a": "reproduced", "b": "partly", "c": "partly"},
+                       "verdicts": {"a": "partly", "b": "partly", "c": "partly"},
+                       "short": {"cells": ["twin (4/5)"], "claims": ["a", "b"]}}
+    table = robustness_table.lines(d)
+    assert "| a | reproduced | **partly**°‡ | depends on queue |" in table
+    assert "| b | not reproduced | **partly** (= on one build‡) | depends on queue |" in table
+    assert any("`queue.q100` (same-build control): twin (4/5)" in line for line in table)
