@@ -294,13 +294,18 @@ def test_a_same_build_control_confirms_a_flip_or_says_it_is_no_evidence_of_the_c
     assert "the flip is the choice's" in line and "does not move" in line
 
 
+def dummynet_two_cells(tmp_path):
+    """Collateral Damage's dummynet alternative, a results and a second-sample folder, and two of
+    the cells it touches: the set-up of a same-build control."""
+    cfg = load_paper("collateral")
+    alt = next(a for a in cfg.alternatives if a.key == "queue_accounting.dummynet")
+    return cfg, alt, tmp_path / "results", tmp_path / "sample", ["cubic-rtt100-f1", "cubic-rtt100-f2"]
+
+
 def test_the_same_build_control_runs_only_where_the_sample_and_the_twins_share_one_build(tmp_path):
     """The control's base is the second sample, a twin's own second sample in place of the twin where
     one is measured; it runs only where those and the re-measured cells ran on one build."""
-    cfg = load_paper("collateral")
-    alt = next(a for a in cfg.alternatives if a.key == "queue_accounting.dummynet")
-    results, sample = tmp_path / "results", tmp_path / "sample"
-    cells = ["cubic-rtt100-f1", "cubic-rtt100-f2"]
+    cfg, alt, results, sample, cells = dummynet_two_cells(tmp_path)
     for c in cells:
         provenance(results, c, "old")
         provenance(results, alt.twins[c], "mid")
@@ -326,10 +331,7 @@ def test_the_same_build_control_runs_only_where_the_sample_and_the_twins_share_o
 def test_the_twins_a_same_build_control_reads_get_the_alternatives_checks(tmp_path):
     """A twin's own second sample short of its trials marks the control's reading with ‡, in the
     cell and in the note that names the cells, as a short twin marks the alternative's."""
-    cfg = load_paper("collateral")
-    alt = next(a for a in cfg.alternatives if a.key == "queue_accounting.dummynet")
-    results, sample = tmp_path / "results", tmp_path / "sample"
-    cells = ["cubic-rtt100-f1", "cubic-rtt100-f2"]
+    cfg, alt, results, sample, cells = dummynet_two_cells(tmp_path)
     for c in cells:
         provenance(results, c, "old")
         for where in (results, sample):
