@@ -127,3 +127,13 @@ def test_a_lane_cell_short_of_its_five_trials_is_named(tmp_path):
                              "not_measured": [], "verdicts": {}}]}
     assert any("`uml-iperf3` has fewer than 5 valid trials in cubic-t1 (4)" in line
                for line in robustness_table.lines(doc))
+
+
+def test_the_committed_robustness_files_lane_is_what_the_committed_snapshots_give():
+    """The lane reads the snapshots alone: a committed robustness file whose lane block differs from
+    them is stale (a new snapshot, or a change to the judging, without `make robustness`)."""
+    for path in sorted(Path(robustness.CHECKOUT / "figures").glob("*/full-robustness.json")):
+        doc = json.loads(path.read_text())
+        paper = doc["paper"]
+        lane = robustness_lane.judge(paper, "full", doc["reference"])
+        assert doc.get("lane") == lane, f"{path}: its lane block is not what data/crossval/ gives; run make robustness"
