@@ -113,6 +113,8 @@ uml-kernel: deps
 # now without (config/ledbat.yaml, reference.choices); their UML snapshot, from when both lanes ran
 # them alike, is kept (--merge: the new cells go into the committed snapshot).
 # H-TCP as the references ran it (Linux's default adaptive backoff), so only the lane differs.
+# On kernel 1a42f5960891 Westwood+'s Test 2 cells with iperf3 stall the guest's virtual time before
+# their senders start (docs/measurements.md), so the iperf3 Westwood+ line stops there, loudly.
 UML := TCPREPRO_KERNEL=uml TCPREPRO_MODULE_PARAMS=htcp.use_adaptive_backoff=1 $(SNAKE) --cores $(CORES) \
   --config profile=full
 crossval: deps
