@@ -76,11 +76,12 @@ def robust_cell(doc: dict[str, Any] | None, claims: list[str]) -> str:
 def lane_flips_line(doc: dict[str, Any] | None, claims: set[str]) -> str:
     """The paper's verdicts the lane moves, where a claim is judged on both lanes: no lane is the
     paper's, so each such flip is said here."""
-    moved = [c for c in robustness_lane.judged(doc or {}) if c in claims and robustness_lane.flips(doc or {}, c)]
+    doc = doc or {}
+    moved = [c for c in robustness_lane.judged(doc) if c in claims and robustness_lane.flips(doc, c)]
     if not moved:
         return ""
     return (" Verdicts the lane moves (the cross-validation's cells and procedure, judged on each lane alone): "
-            + "; ".join(robustness_table.lane_flip_text(doc or {}, c) for c in moved) + ".")
+            + "; ".join(robustness_table.lane_flip_text(doc, c) for c in moved) + ".")
 
 
 def favoured_flips_line(doc: dict[str, Any] | None, claims: set[str]) -> str:
