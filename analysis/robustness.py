@@ -176,6 +176,21 @@ def claims_reading(cfg: PaperConfig, results: Path, cells: AbstractSet[str],
             if missing - reference.get(c, ("", set()))[1]}
 
 
+class UnreadIsRead(Exception):
+    """An alternative's `unread` cells are read by a claim: the config states what the analysis refutes."""
+
+
+def unread_claims(cfg: PaperConfig, results: Path, alt: Alternative, reference: Verdicts, paper: str,
+                  profile: str, where: Path) -> None:
+    """Checks that no claim reads the cells the alternative leaves unmeasured (its `unread`): a claim
+    that did would be "not evaluated" under it for a reason the config denies. UnreadIsRead names the
+    claims and the fix."""
+    read = claims_reading(cfg, results, set(alt.unread), reference, paper, profile, where)
+    if read:
+        raise UnreadIsRead(f"config/{paper}.yaml: {alt.key}: unread.cells are read by {', '.join(sorted(read))}; "
+                           "drop those cells from `unread` so that their twins are measured")
+
+
 def on_other_build(results: Path, alt: Alternative, touched: list[str],
                    memo: dict[str, list[str]] | None = None) -> list[str]:
     """The touched cells whose stand-in ran on another kernel (or simulator build) than they did
@@ -269,8 +284,12 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
         if base is not None:
             overlay(cfg, base, None, Path(tmp) / "second-sample")
             sampled = verdicts_in(paper, profile, Path(tmp) / "second-sample")
+        unread_checked: set[frozenset[str]] = set()
         for alt in cfg.alternatives:
             where = Path(tmp) / alt.key
+            if alt.unread and alt.unread not in unread_checked:
+                unread_claims(cfg, results, alt, reference, paper, profile, Path(tmp) / f"{alt.key}-unread")
+                unread_checked.add(alt.unread)
             across = claims_reading(cfg, results, standing_in(cfg, alt), reference, paper, profile,
                                     Path(tmp) / f"{alt.key}-both")
             touched, missing = overlay(cfg, results, alt, where)
@@ -289,6 +308,7 @@ def judge(paper: str, profile: str, results: Path, sample: Path | None = None) -
                        if sample and base and sampled is not None and other else None)
             alts.append({"choice": alt.choice, "alternative": alt.alternative, "reading": alt.reading,
                          "favoured": alt.favoured, "touched": len(touched), "not_measured": sorted(missing),
+                         **({"unread": sorted(alt.unread & set(touched))} if alt.unread else {}),
                          "incomplete": incomplete, "compares_both": sorted(across), "verdicts": verdicts,
                          "builds": {"measured": sorted({b for c in measured for b in memo[alt.twins[c]]}),
                                     "reference": sorted({b for c in measured for b in memo[c]})},
@@ -411,7 +431,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"(`python -m analysis.aggregate --expected N {folder}/<cell>`, or the workflow; `tcprepro "
                   "archive restore` writes them)", file=sys.stderr)
             return 2
-    doc = judge(a.paper, a.profile, results, sample if sample.is_dir() else None)
+    try:
+        doc = judge(a.paper, a.profile, results, sample if sample.is_dir() else None)
+    except UnreadIsRead as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     out = a.out or output_path(CHECKOUT / "figures", a.paper, a.profile)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")

@@ -7,6 +7,10 @@ twin measured under the alternative; every other cell is the reference's own, re
 twin whose scenario is the same as a cell the matrix already runs (an investigation's cell) is that
 cell, not a new one. A verdict under the alternative is the paper's analysis over the reference's
 cells with the twins in their places (docs/robustness.md).
+
+An alternative may name touched cells that no claim reads (`unread`, with its reason): the workflow
+does not measure their twins. They stay touched, so a claim that came to read one would be "not
+evaluated" under the alternative, never judged on the reference's cell in its place.
 """
 from __future__ import annotations
 
@@ -30,6 +34,8 @@ class Alternative:
     favoured: bool
     twins: dict[str, str]
     """{reference cell: the cell measured in its place under this alternative}"""
+    unread: frozenset[str] = frozenset()
+    """The touched reference cells no claim reads: the workflow does not measure their twins."""
 
     @property
     def key(self) -> str:
@@ -95,8 +101,23 @@ def alternatives(paper: PaperConfig) -> tuple[list[Alternative], dict[str, Cell]
                     twins[name] = twin
                     same = name
                 placed[cell.cell_id] = same
-            found.append(Alternative(cid, alt["id"], alt["reading"], alt["paper"], bool(alt["favoured"]), placed))
+            unread = _unread(paper, where, alt, placed)
+            found.append(Alternative(cid, alt["id"], alt["reading"], alt["paper"], bool(alt["favoured"]), placed,
+                                     unread))
     return found, twins
+
+
+def _unread(paper: PaperConfig, where: str, alt: dict[str, Any], placed: dict[str, str]) -> frozenset[str]:
+    """The touched cells the alternative's `unread.cells` selects; ConfigError when it selects one it
+    does not touch (nothing to leave unmeasured there) or none."""
+    if "unread" not in alt:
+        return frozenset()
+    cells = {c.cell_id for c in _touched(paper, f"{where}.unread", alt["unread"]["cells"])}
+    if stray := sorted(cells - set(placed)):
+        raise ConfigError(f"{paper.path}: {where}.unread.cells: selects {stray[0]}"
+                          f"{f' and {len(stray) - 1} more' if len(stray) > 1 else ''}, which the alternative "
+                          "does not touch; name only cells its `cells` selects")
+    return frozenset(cells)
 
 
 def _frozen(value: Any) -> Any:

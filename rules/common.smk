@@ -54,11 +54,13 @@ if ROBUST and not any(alternatives_of(p) for p in PAPERS):
 @cache
 def stand_in_cells(paper):
     """The cells the selected alternatives put in place of selected cells, beyond the selection:
-    their twins, and matrix cells the profile does not run."""
+    their twins, and matrix cells the profile does not run; not those of cells no claim reads
+    (an alternative's `unread`)."""
     selected = set(selected_cells(paper))
     out = []
     for alt in alternatives_of(paper):
-        out += [s for ref, s in alt.twins.items() if ref in selected and s not in selected and s not in out]
+        out += [s for ref, s in alt.twins.items()
+                if ref in selected and ref not in alt.unread and s not in selected and s not in out]
     return out
 
 

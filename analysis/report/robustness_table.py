@@ -176,7 +176,9 @@ def lines(doc: dict[str, Any], heading: str = "##") -> list[str]:
         row = (([sample_cell(doc, c)] if sampled else []) + ([lane_cell(doc, c)] if laned else [])
                + [cell(doc, a, c) for a in alts])
         out.append(f"| {name} | {doc['reference'][c]} | " + " | ".join(row) + f" | {robustness.summary(doc, c)} |")
-    measured = [f"`{robustness.key(a)}`: {a['touched'] - len(a['not_measured'])} of {a['touched']}" for a in alts]
+    measured = [f"`{robustness.key(a)}`: {a['touched'] - len(a['not_measured'])} of {a['touched']}"
+                + (f" ({len(a['unread'])} of them read by no claim, which the workflow does not measure)"
+                   if a.get("unread") else "") for a in alts]
     out += ["", "Cells measured under each alternative, of the reference's cells it touches: "
             + "; ".join(measured) + ".", ""]
     if sampled:

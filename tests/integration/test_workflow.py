@@ -186,6 +186,20 @@ def test_config_cells_selects_the_trials_to_run(tmp_path):
     assert sorted(re.findall(r"cell=(dl[\w-]+), k=1", out)) == sorted(cells.split(","))
 
 
+def test_an_alternative_leaves_the_cells_no_claim_reads_unmeasured(tmp_path):
+    """Under wlan's shared scheduler queues the ACK-queue sensitivity cell is named unread (no claim
+    reads it): the plan measures the twin of the cell beside it and not its own."""
+    cells = "dl2-ul2-dataack-q100-mt1,dl2-ul2-dataack-ackq1000-q100-mt1"
+    cmd = [SNAKEMAKE, "--dry-run", "--nolock", "--cores", "2", "--directory", str(CHECKOUT),
+           "--snakefile", str(CHECKOUT / "Snakefile"), "--config", "papers=[wlan]", f"results={tmp_path}",
+           f"figures={tmp_path / 'figures'}", "profile=full", f"cells={cells}", "robustness=scheduler_queues.shared"]
+    env = {k: v for k, v in os.environ.items() if k != "TCPREPRO_PAPER_DIR"}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    planned = set(re.findall(r"cell=(dl[\w+.-]+), k=1", proc.stdout + proc.stderr))
+    assert planned == {*cells.split(","), "dl2-ul2-dataack-q100-mt1+scheduler_queues.shared"}, planned
+
+
 def test_a_paper_that_cannot_run_on_its_lane_stops_the_plan_with_the_fix(tmp_path):
     """A cell that its lane cannot run stops the workflow at load, before any job, with the lane's
     lack and the fix: never a silent move to another lane, never a failed trial per cell. Here the

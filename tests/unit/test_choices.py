@@ -115,3 +115,27 @@ def test_an_alternative_without_its_paper_words_is_refused_by_the_schema(tmp_pat
         del data["reference"]["choices"][0]["alternatives"][0]["paper"]
     with pytest.raises(ConfigError, match=r"'paper' is a required property"):
         load_paper(write_variant(tmp_path, no_words))
+
+
+def test_cells_no_claim_reads_stay_touched_but_are_named_unread():
+    """wlan's ACK-queue sensitivity cells keep their twins under every alternative (a claim that came
+    to read one would be "not evaluated" there), and are named unread, so the workflow skips them."""
+    cfg = load_paper("wlan")
+    ackq = {c for c, cell in cfg.cells_by_id.items() if cell.params.get("variant") == "dataack-ackq1000"}
+    assert len(ackq) == 16
+    for alt in cfg.alternatives:
+        assert alt.unread == ackq and ackq <= set(alt.twins), alt.key
+
+
+def test_unread_cells_the_alternative_does_not_touch_are_refused(tmp_path):
+    def stray(data):
+        data["reference"]["choices"][0]["alternatives"][0]["unread"] = {
+            "cells": {"variant": ["cubic", "cubic-beta08"]}, "why": "none reads them"}
+    with pytest.raises(ConfigError, match=r"unread.cells: selects cubic-beta08-rtt50-f1 and 2 more, which the "
+                                          r"alternative does not touch"):
+        load_paper(write_variant(tmp_path, stray))
+
+    def no_reason(data):
+        data["reference"]["choices"][0]["alternatives"][0]["unread"] = {"cells": {"variant": ["cubic"]}}
+    with pytest.raises(ConfigError, match=r"'why' is a required property"):
+        load_paper(write_variant(tmp_path, no_reason))

@@ -2,8 +2,11 @@
 ones it touches and nothing else; a claim is robust only when judged the same under every
 alternative, a flip names its choice, a claim not judged under an alternative is not run, never
 robust; flips under an alternative the text favours reach README's status."""
+import dataclasses
 import json
 from pathlib import Path
+
+import pytest
 
 from analysis import aggregate, robustness
 from analysis.report import robustness_table, status
@@ -355,3 +358,28 @@ def test_the_twins_a_same_build_control_reads_get_the_alternatives_checks(tmp_pa
     assert "| a | reproduced | **partly**°‡ | depends on queue |" in table
     assert "| b | not reproduced | **partly** (= on one build‡) | depends on queue |" in table
     assert any("`queue.q100` (same-build control): twin (4/5)" in line for line in table)
+
+
+def test_the_table_counts_the_cells_no_claim_reads_apart():
+    d = doc(queue_q100=(True, {"a": "reproduced", "b": "not reproduced", "c": "partly"}))
+    d["alternatives"][0].update(not_measured=["x", "y"], unread=["x", "y"])
+    assert ("Cells measured under each alternative, of the reference's cells it touches: `queue.q100`: 1 of 3 "
+            "(2 of them read by no claim, which the workflow does not measure).") in robustness_table.lines(d)
+    assert robustness.summary(d, "a") == "robust"
+
+
+def test_cells_named_unread_are_read_by_no_claim_of_the_committed_reference(tmp_path):
+    """wlan's alternatives leave the ACK-queue sensitivity cells unmeasured because no claim reads
+    them: judged on the committed reference (restored from data/), that holds; a cell a claim does
+    read, named unread, stops the judging with the claims and the fix."""
+    from archive import trials as arc
+    arc.restore("full", ["wlan"], tmp_path / "results", jobs=2)
+    cfg, results = load_paper("wlan"), tmp_path / "results" / "full" / "wlan"
+    robustness.overlay(cfg, results, None, tmp_path / "ref")
+    reference = robustness.verdicts_in("wlan", "full", tmp_path / "ref")
+    alt = next(a for a in cfg.alternatives if a.key == "card_queue.ring8")
+    robustness.unread_claims(cfg, results, alt, reference, "wlan", "full", tmp_path / "unread")
+    read = dataclasses.replace(alt, unread=frozenset({"dl2-ul2-dataack-q100-mt6"}))
+    with pytest.raises(robustness.UnreadIsRead, match=r"card_queue.ring8: unread.cells are read by .*scheduler_balances"
+                                                      r".*drop those cells from `unread`"):
+        robustness.unread_claims(cfg, results, read, reference, "wlan", "full", tmp_path / "read")
